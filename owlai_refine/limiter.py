@@ -50,7 +50,7 @@ class SlotLimiter(Protocol):
 
 
 # endpoint key -> limiter, one dict per event loop: an anyio limiter belongs to the loop that
-# created it, and the sync wrapper starts a fresh loop per call. RunVar is anyio's per-loop variable.
+# created it, and the sync wrapper starts a fresh loop per call (RunVar: a per-loop variable).
 _limiters: RunVar[dict[str, anyio.CapacityLimiter]] = RunVar("owlai_refine_limiters")
 _generation = 0  # bumped by reset_limiters(); a loop's dict from an older generation is dropped
 _generations: RunVar[int] = RunVar("owlai_refine_limiters_generation")

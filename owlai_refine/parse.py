@@ -1,0 +1,377 @@
+"""Cut a Markdown report into blocks: paragraphs and list items, with their source lines.
+
+Pure code, no IO. markdown-it-py finds the blocks (``Token.map`` gives their lines); the
+container prefixes are then read off the raw lines, never re-rendered, so that
+:func:`owlai_refine.splice.splice` can put text back byte for byte. Facts about markdown-it-py
+4.3 that shape this module (see DESIGN section 2): list-item maps include trailing blank lines
+(we use the paragraph's own map), lazy continuation lines carry no prefix, paragraph content is
+trimmed and tab-expanded (we never take text from the token), a BOM is not stripped (we strip it),
+footnote paragraphs come last in the token stream, and maps split lines at ``\\r\\n``, ``\\r``
+and ``\\n`` only.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+from mdit_py_plugins.footnote import footnote_plugin
+from mdit_py_plugins.front_matter import front_matter_plugin
+
+from owlai_refine.blocks import Block, BlockKind, Document, Line, SkipReason
+
+__all__ = ["DEFAULT_REFERENCE_HEADINGS", "markdown_parser", "parse", "split_lines"]
+
+DEFAULT_REFERENCE_HEADINGS: frozenset[str] = frozenset(
+    {
+        "references", "reference", "reference list", "sources", "source", "sources cited",
+        "bibliography", "citations", "key citations", "works cited", "literature cited",
+        "참고문헌", "참고 문헌", "출처", "참고 자료", "참고자료",
+        "参考文献", "参考资料", "参考資料", "引用文献", "资料来源", "来源", "出典", "引用",
+    }
+)  # fmt: skip
+"""Heading texts (normalised: lower case, no numbering, emphasis or trailing colon) that start
+a references section; every block under one is skipped."""
+
+_EOL = re.compile(r"\r\n|\r|\n")
+_BQ_MARKER = re.compile(r" {0,3}>")
+_LIST_MARKER = re.compile(r"[ \t]*(?:[-+*]|\d{1,9}[.)])")
+_CITATION = re.compile(
+    r"\[\d+(?:\s*[,\u2013-]\s*\d+)*\]|\u3010\d+(?:\u2020[^\u3011]*)?\u3011|\[\^[^\]\s]+\]"
+)
+_BARE_URL = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
+_DIRECTIVE_LINE = re.compile(r"^\s*(?::::+|\[\[[\w-]+\]\]\s*$)")
+_HEADING_NUMBERING = re.compile(r"^(?:[0-9]+(?:\.[0-9]+)*\.?|[ivxlcdm]+\.|[a-z]\.)\s+", re.I)
+_FRONT_MATTER_TITLE = re.compile(r"^title:\s*['\"]?(.+?)['\"]?\s*$", re.MULTILINE)
+
+
+@lru_cache(maxsize=1)
+def markdown_parser() -> MarkdownIt:
+    """The markdown-it-py parser every module uses: CommonMark, GFM tables and strikethrough,
+    front matter, footnotes, and dollar math with pandoc's rules (``$1 and $2`` is not math)."""
+    return (
+        MarkdownIt("commonmark")
+        .enable(["table", "strikethrough"])
+        .use(front_matter_plugin)
+        .use(footnote_plugin)
+        .use(dollarmath_plugin, allow_space=False, allow_digits=False)
+    )
+
+
+def split_lines(text: str) -> tuple[Line, ...]:
+    """Split ``text`` into lines exactly where markdown-it-py does: at ``\\r\\n``, ``\\r`` and
+    ``\\n`` (not at U+2028, U+0085 or form feed, which ``str.splitlines`` would split on).
+
+    A final line without a line ending gets ``ending=""``; text ending in a line break has no
+    empty last line. ``"".join(l.text + l.ending for l in split_lines(t)) == t`` always.
+    """
+    lines: list[Line] = []
+    pos = 0
+    for m in _EOL.finditer(text):
+        lines.append(Line(text[pos : m.start()], m.group()))
+        pos = m.end()
+    if pos < len(text):
+        lines.append(Line(text[pos:], ""))
+    return tuple(lines)
+
+
+@dataclass(slots=True)
+class _Container:
+    kind: str  # "bq" | "li"
+    start: int  # first source line of the container
+    indent: int = 0  # list item: content column minus the column where the item begins
+    first_paragraph_seen: bool = False
+
+
+def _width(chars: str, col: int) -> int:
+    """Column after writing ``chars`` (spaces and tabs, tab stops of 4) from column ``col``."""
+    for ch in chars:
+        col = col + 4 - col % 4 if ch == "\t" else col + 1
+    return col
+
+
+def _consume(
+    raw: str, line_no: int, stack: Sequence[_Container]
+) -> tuple[int, list[tuple[str, str]], bool]:
+    """Read the container markers off ``raw`` for each container in ``stack``.
+
+    Returns ``(pos, segments, lazy)``: the content starts at ``raw[pos:]``; ``segments`` are
+    ``(kind, text)`` pieces of the prefix (``"bq"``, ``"marker"`` or ``"indent"``); ``lazy`` is
+    true if a container's marker was missing (a lazy continuation line).
+    """
+    pos = 0
+    col = 0
+    segments: list[tuple[str, str]] = []
+    for c in stack:
+        if c.kind == "bq":
+            m = _BQ_MARKER.match(raw, pos)
+            if m is None:
+                return pos, segments, True
+            end = m.end()
+            if end < len(raw) and raw[end] in " \t":
+                end += 1
+            segments.append(("bq", raw[pos:end]))
+            col = _width(raw[pos:end], col)
+            pos = end
+        elif line_no == c.start:
+            m = _LIST_MARKER.match(raw, pos)
+            if m is None:
+                return pos, segments, True
+            end = m.end()
+            ws_end = end
+            while ws_end < len(raw) and raw[ws_end] in " \t":
+                ws_end += 1
+            marker_col = _width(raw[pos:end], col)
+            spaces = _width(raw[end:ws_end], marker_col) - marker_col
+            if ws_end < len(raw) and spaces > 4:
+                ws_end = end + 1  # 5+ spaces: one belongs to the marker, the rest is content
+            start_col = col
+            col = _width(raw[end:ws_end], marker_col) if ws_end > end else marker_col + 1
+            c.indent = col - start_col
+            segments.append(("marker", raw[pos:ws_end]))
+            pos = ws_end
+        else:
+            start_col = col
+            end = pos
+            while end < len(raw) and raw[end] in " \t" and col - start_col < c.indent:
+                col = _width(raw[end], col)
+                end += 1
+            if col - start_col < c.indent:
+                return pos, segments, True
+            segments.append(("indent", raw[pos:end]))
+            pos = end
+    return pos, segments, False
+
+
+def _normalise_heading(text: str) -> str:
+    text = re.sub(r"[*_`~#]", "", text).strip().rstrip(":\uff1a").strip()
+    return _HEADING_NUMBERING.sub("", text).strip().casefold()
+
+
+def _is_nothing_to_refine(inline: Token) -> bool:
+    """True if the inline content has no letters outside links, images, code, math, HTML,
+    citation markers and bare URLs."""
+    parts: list[str] = []
+    depth = 0
+    for child in inline.children or ():
+        if child.type == "link_open":
+            depth += 1
+        elif child.type == "link_close":
+            depth -= 1
+        elif depth == 0 and child.type == "text":
+            parts.append(child.content)
+    rest = _BARE_URL.sub(" ", _CITATION.sub(" ", " ".join(parts)))
+    return not any(unicodedata.category(ch).startswith("L") for ch in rest)
+
+
+def _references_pseudo_heading(inline: Token, names: frozenset[str]) -> bool:
+    """A paragraph that is only bold/italic text naming a references section (``**Sources:**``)."""
+    kids = [c for c in inline.children or () if c.type != "softbreak"]
+    if len(kids) < 3 or kids[0].type not in ("strong_open", "em_open"):
+        return False
+    inner = "".join(c.content for c in kids if c.type == "text")
+    return _normalise_heading(inner) in names
+
+
+def _block_from_lines(
+    lines: Sequence[Line], start: int, end: int, stack: Sequence[_Container], inline: Token
+) -> tuple[tuple[str, ...], str, str] | None:
+    """``(prefixes, continuation_prefix, text)`` for lines ``[start, end)``, or ``None`` when the
+    prefixes cannot be read off safely (the stripped contents disagree with the token's)."""
+    expected = inline.content.split("\n")
+    if len(expected) != end - start:
+        return None
+    prefixes: list[str] = []
+    contents: list[str] = []
+    segments_by_line: list[tuple[list[tuple[str, str]], bool]] = []
+    for i in range(start, end):
+        raw = lines[i].text
+        pos, segments, lazy = _consume(raw, i, stack)
+        content = raw[pos:]
+        if content.replace("\0", "\ufffd").strip() != expected[i - start].strip():
+            return None
+        prefixes.append(raw[:pos])
+        contents.append(content)
+        segments_by_line.append((segments, lazy))
+    first_segments, first_lazy = segments_by_line[0]
+    if first_lazy:
+        return None
+    if len(prefixes) > 1 and not segments_by_line[1][1]:
+        continuation = prefixes[1]
+    else:  # the first line's prefix with each list marker turned into as many columns of spaces
+        pieces: list[str] = []
+        col = 0
+        for kind, text in first_segments:
+            new_col = _width(text, col)
+            pieces.append(" " * (new_col - col) if kind == "marker" else text)
+            col = new_col
+        continuation = "".join(pieces)
+    return tuple(prefixes), continuation, "\n".join(contents)
+
+
+def _front_matter_title(tokens: Sequence[Token]) -> str | None:
+    if tokens and tokens[0].type == "front_matter":
+        m = _FRONT_MATTER_TITLE.search(tokens[0].content)
+        if m:
+            return m.group(1).strip()
+    return None
+
+
+@dataclass
+class _Walk:
+    """The state of one walk over the token stream (see :func:`parse`)."""
+
+    lines: tuple[Line, ...]
+    tokens: list[Token]
+    names: frozenset[str]
+    blocks: list[Block] = field(default_factory=list)
+    stack: list[_Container] = field(default_factory=list)
+    headings: list[tuple[int, str]] = field(default_factory=list)
+    outline: list[tuple[int, str]] = field(default_factory=list)
+    title: str | None = None
+    refs_level: int | None = None  # level of the references heading we are under, if any
+    refs_pseudo: bool = False  # under a bold "Sources:" line, until the next heading
+    footnote_depth: int = 0
+
+    def run(self) -> None:
+        for idx, tok in enumerate(self.tokens):
+            handler = getattr(self, f"on_{tok.type}", None)
+            if handler is not None:
+                handler(tok, idx)
+
+    def on_blockquote_open(self, tok: Token, _idx: int) -> None:
+        if tok.map:
+            self.stack.append(_Container("bq", tok.map[0]))
+
+    def on_list_item_open(self, tok: Token, _idx: int) -> None:
+        if tok.map:
+            item = _Container("li", tok.map[0])
+            self.stack.append(item)
+            if item.start < len(self.lines):
+                _consume(self.lines[item.start].text, item.start, self.stack)  # sets item.indent
+
+    def on_blockquote_close(self, _tok: Token, _idx: int) -> None:
+        if self.stack:
+            self.stack.pop()
+
+    on_list_item_close = on_blockquote_close
+
+    def on_footnote_block_open(self, _tok: Token, _idx: int) -> None:
+        self.footnote_depth += 1
+        self.stack.clear()  # footnote definitions are not in the container stack
+
+    def on_footnote_block_close(self, _tok: Token, _idx: int) -> None:
+        self.footnote_depth -= 1
+
+    def on_heading_open(self, tok: Token, idx: int) -> None:
+        level = int(tok.tag[1])
+        text = self.tokens[idx + 1].content.strip()
+        while self.headings and self.headings[-1][0] >= level:
+            self.headings.pop()
+        self.headings.append((level, text))
+        self.outline.append((level, text))
+        if self.title is None and level == 1:
+            self.title = text
+        self.refs_pseudo = False
+        if self.refs_level is not None and level <= self.refs_level:
+            self.refs_level = None
+        if self.refs_level is None and _normalise_heading(text) in self.names:
+            self.refs_level = level
+
+    def on_paragraph_open(self, tok: Token, idx: int) -> None:
+        if not tok.map:
+            return
+        inline = self.tokens[idx + 1]
+        start, end = tok.map
+        kind = BlockKind.PARAGRAPH
+        top = self.stack[-1] if self.stack else None
+        if top is not None and top.kind == "li" and not top.first_paragraph_seen:
+            top.first_paragraph_seen = True
+            kind = BlockKind.LIST_ITEM
+        layout = (
+            None
+            if self.footnote_depth
+            else _block_from_lines(self.lines, start, end, self.stack, inline)
+        )
+        if layout is None:
+            prefixes: tuple[str, ...] = ("",) * (end - start)
+            continuation = ""
+            text = "\n".join(line.text for line in self.lines[start:end])
+        else:
+            prefixes, continuation, text = layout
+        skip = _skip_reason(inline, text, self.footnote_depth > 0, layout is None)
+        if skip is None and (self.refs_level is not None or self.refs_pseudo):
+            skip = SkipReason.REFERENCES
+        if _references_pseudo_heading(inline, self.names):
+            self.refs_pseudo = True
+            skip = skip or SkipReason.NOTHING_TO_REFINE
+        self.blocks.append(
+            Block(
+                id=len(self.blocks),
+                kind=kind,
+                start=start,
+                end=end,
+                prefixes=prefixes,
+                continuation_prefix=continuation,
+                text=text,
+                heading_path=tuple(h for _, h in self.headings),
+                skip=skip,
+            )
+        )
+
+
+def parse(source: str, *, reference_headings: Iterable[str] | None = None) -> Document:
+    """Parse a Markdown report into a :class:`Document` of blocks.
+
+    ``source`` is the whole text (a leading BOM is kept aside and restored by splicing).
+    ``reference_headings`` replaces :data:`DEFAULT_REFERENCE_HEADINGS` (compared after lower
+    casing and removing numbering, emphasis and a trailing colon).
+
+    Every paragraph and list item becomes a :class:`Block`; those that must never be sent get a
+    :class:`SkipReason`. Headings, code, tables, HTML, rules, front matter, math blocks and
+    link-reference definitions are not blocks at all: they stay as they are.
+    Never raises for any ``str`` input.
+    """
+    names = (
+        DEFAULT_REFERENCE_HEADINGS
+        if reference_headings is None
+        else frozenset(_normalise_heading(n) for n in reference_headings)
+    )
+    bom = "\ufeff" if source.startswith("\ufeff") else ""
+    body = source[len(bom) :]
+    lines = split_lines(body)
+    tokens = markdown_parser().parse(body)
+    walk = _Walk(lines, tokens, names, title=_front_matter_title(tokens))
+    walk.run()
+    blocks = sorted(walk.blocks, key=lambda b: b.start)  # footnote paragraphs come last
+    blocks = [b if b.id == i else replace(b, id=i) for i, b in enumerate(blocks)]
+    return Document(
+        source=source,
+        bom=bom,
+        lines=lines,
+        blocks=tuple(blocks),
+        title=walk.title,
+        outline=tuple(walk.outline),
+    )
+
+
+def _skip_reason(
+    inline: Token, text: str, in_footnote: bool, bad_layout: bool
+) -> SkipReason | None:
+    if in_footnote:
+        return SkipReason.FOOTNOTE
+    if bad_layout:
+        return SkipReason.LAYOUT
+    if any(c.type == "hardbreak" for c in inline.children or ()):
+        return SkipReason.HARD_BREAK
+    if any(_DIRECTIVE_LINE.match(line) for line in text.split("\n")):
+        return SkipReason.DIRECTIVE
+    if _is_nothing_to_refine(inline):
+        return SkipReason.NOTHING_TO_REFINE
+    return None
