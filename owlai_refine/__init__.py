@@ -1,5 +1,67 @@
-"""owlai-refine: polish a Markdown report block by block with a chat model."""
+"""owlai-refine: polish a Markdown report block by block with a chat model.
+
+The pipeline, one module per stage::
+
+    parse      report text -> Document of blocks (paragraphs, list items) with source spans
+    prompt     block -> chat messages (stable prefix first) and its max_tokens
+    call       one request to the OpenAI-compatible server -> Reply
+    guard      Reply -> cleaned text, or the reasons it may not replace the block
+    splice     Document + new block texts -> report text, byte-exact outside those blocks
+    refine     all of it, longest blocks first, behind the endpoint's slot limiter
+
+Library use::
+
+    from owlai_refine import Backend, RefineConfig, refine_sync
+    config = RefineConfig(base_url="http://gpu1:8000/v1", backend=Backend.SELF_HOSTED)
+    result = refine_sync(text, config)
+    result.text, result.counts
+"""
 
 from owlai_refine._version import __version__
+from owlai_refine.blocks import Block, BlockKind, Document, SkipReason
+from owlai_refine.config import Backend, GuardConfig, OutputBudget, RefineConfig, RetryPolicy
+from owlai_refine.errors import (
+    AuthError,
+    CassetteError,
+    CassetteMissError,
+    ConfigError,
+    InputError,
+    LimiterError,
+    LocalModelError,
+    OutputError,
+    RefineError,
+)
+from owlai_refine.parse import parse
+from owlai_refine.refine import refine, refine_sync
+from owlai_refine.results import BlockOutcome, OutcomeStatus, RefineResult, TokenTotals
+from owlai_refine.splice import splice
 
-__all__ = ["__version__"]
+__all__ = [
+    "AuthError",
+    "Backend",
+    "Block",
+    "BlockKind",
+    "BlockOutcome",
+    "CassetteError",
+    "CassetteMissError",
+    "ConfigError",
+    "Document",
+    "GuardConfig",
+    "InputError",
+    "LimiterError",
+    "LocalModelError",
+    "OutcomeStatus",
+    "OutputBudget",
+    "OutputError",
+    "RefineConfig",
+    "RefineError",
+    "RefineResult",
+    "RetryPolicy",
+    "SkipReason",
+    "TokenTotals",
+    "__version__",
+    "parse",
+    "refine",
+    "refine_sync",
+    "splice",
+]

@@ -76,11 +76,18 @@ class CassetteError(RefineError):
 class CassetteMissError(CassetteError):
     """Raised in replay when a block's request has no recorded reply.
 
-    ``block_id`` and ``line_span`` (0-based ``[start, end)``) name the block; ``key`` is the
-    request-body hash that was looked up.
+    ``key`` is the request-body hash that was looked up; ``block_id`` and ``line_span``
+    (0-based ``[start, end)``) name the block once the refiner knows it.
     """
 
-    def __init__(self, message: str, *, block_id: int, line_span: tuple[int, int], key: str):
+    def __init__(
+        self,
+        message: str,
+        *,
+        key: str,
+        block_id: int | None = None,
+        line_span: tuple[int, int] | None = None,
+    ) -> None:
         super().__init__(message)
         self.block_id = block_id
         self.line_span = line_span
@@ -110,6 +117,10 @@ class BlockCallError(RefineError):
         self.status = status
         self.retry_after_s = retry_after_s
         self.connection = connection
+        self.attempts = 0
+        """Attempts made for the block when this error ended them (set by the refiner)."""
+        self.request_id: str | None = None
+        """The ``X-Request-Id`` of the request that failed (set by the refiner)."""
 
 
 class RetryableCallError(BlockCallError):

@@ -1,0 +1,244 @@
+"""One model call: send a block's messages, read the reply, classify any failure.
+
+The only module that talks to the network (through the injected ``openai.AsyncOpenAI``, built
+with ``max_retries=0``: retries belong to the refiner, which waits outside the slot limiter).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, cast
+
+import httpx2
+import openai
+from openai.types.chat import ChatCompletionMessageParam
+
+from owlai_refine.errors import AuthError, FatalCallError, RetryableCallError
+
+__all__ = ["Reply", "Watchdog", "call_model", "parse_retry_after"]
+
+Watchdog = Callable[[str], str | None]
+"""Called with the reply text received so far while streaming; returning a reason (for example
+``"repetition"``) closes the stream at once, which frees the server's slot."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What came back for one request. Token counts come from the server's ``usage`` (``None``
+    if it sent none); times are seconds from just before the request was sent."""
+
+    content: str
+    finish_reason: str | None
+    """``"stop"``, ``"length"`` (cut by ``max_tokens`` or the server's cap), or ``None`` if we
+    closed the stream early."""
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cached_tokens: int | None
+    """Prompt tokens served from the server's prefix cache, if it reports them."""
+    latency_s: float
+    ttft_s: float | None
+    """Time to the first content token (streaming only)."""
+    server_request_id: str | None
+    """The ``x-request-id`` response header, if the server echoed one (vLLM does with
+    ``--enable-request-id-headers``)."""
+    stopped_early: str | None = None
+    """The watchdog's reason if we closed the stream before the server finished."""
+    chunks_after_stop: int = 0
+    """Content chunks (about one token each) received after the watchdog first fired."""
+
+
+def parse_retry_after(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
+    """Seconds to wait from a ``retry-after-ms``, or ``Retry-After`` header given in seconds or
+    as an HTTP date; ``None`` if absent or unreadable. Negative values become 0."""
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def _classify(exc: openai.APIError) -> Exception:
+    """Turn an openai error into ours: retryable, fatal for the block, or fatal for the run."""
+    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+        kind = "timed out" if isinstance(exc, openai.APITimeoutError) else "connection failed"
+        cause = f" ({type(exc.__cause__).__name__})" if exc.__cause__ else ""
+        return RetryableCallError(f"{kind}{cause}", connection=True)
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        retry_after = parse_retry_after(exc.response.headers)
+        message = f"HTTP {status}: {_short(exc.message)}"
+        if status in (401, 403):
+            return AuthError(
+                f"the server refused our credentials (HTTP {status}); check OPENAI_API_KEY",
+                status=status,
+            )
+        if status in (408, 409, 429) or status >= 500:
+            return RetryableCallError(message, status=status, retry_after_s=retry_after)
+        return FatalCallError(message, status=status)
+    if isinstance(exc, openai.APIResponseValidationError):
+        return RetryableCallError(f"malformed reply: {_short(str(exc))}")
+    return RetryableCallError(f"{type(exc).__name__}: {_short(str(exc))}")
+
+
+def _short(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+async def call_model(
+    client: openai.AsyncOpenAI,
+    *,
+    model: str,
+    messages: list[dict[str, str]],
+    max_tokens: int,
+    temperature: float,
+    request_id: str,
+    stream: bool,
+    extra_body: Mapping[str, Any] | None = None,
+    watchdog: Watchdog | None = None,
+) -> Reply:
+    """Send one chat-completion request and return its :class:`Reply`.
+
+    Sends ``max_tokens`` explicitly and an ``X-Request-Id: request_id`` header. With
+    ``stream=True`` the reply is streamed with ``stream_options.include_usage`` (for TTFT and
+    token counts) and ``watchdog`` may stop it early.
+
+    Raises :class:`RetryableCallError` (connection failure, timeout, 408/409/429/5xx, malformed
+    or empty reply), :class:`FatalCallError` (other 4xx: context too long, unknown model) or
+    :class:`AuthError` (401/403). ``CassetteMissError`` from a replay transport passes through.
+    """
+    body: dict[str, Any] = dict(extra_body or {})
+    headers = {"X-Request-Id": request_id}
+    started = time.perf_counter()
+    try:
+        if stream:
+            return await _streamed(
+                client,
+                model=model,
+                messages=messages,
+                max_tokens=max_tokens,
+                temperature=temperature,
+                headers=headers,
+                body=body,
+                started=started,
+                watchdog=watchdog,
+            )
+        raw = await client.chat.completions.with_raw_response.create(
+            model=model,
+            messages=cast("list[ChatCompletionMessageParam]", messages),
+            max_tokens=max_tokens,
+            temperature=temperature,
+            extra_headers=headers,
+            extra_body=body or None,
+        )
+        completion = raw.parse()
+    except openai.APIError as exc:
+        raise _classify(exc) from exc
+    except (json.JSONDecodeError, httpx2.DecodingError) as exc:
+        raise RetryableCallError(f"malformed reply: {_short(str(exc))}") from exc
+    if not completion.choices:
+        raise RetryableCallError("malformed reply: empty choices list")
+    choice = completion.choices[0]
+    usage = completion.usage
+    details = usage.prompt_tokens_details if usage else None
+    return Reply(
+        content=choice.message.content or "",
+        finish_reason=choice.finish_reason,
+        prompt_tokens=usage.prompt_tokens if usage else None,
+        completion_tokens=usage.completion_tokens if usage else None,
+        cached_tokens=details.cached_tokens if details else None,
+        latency_s=time.perf_counter() - started,
+        ttft_s=None,
+        server_request_id=raw.headers.get("x-request-id"),
+    )
+
+
+async def _streamed(
+    client: openai.AsyncOpenAI,
+    *,
+    model: str,
+    messages: list[dict[str, str]],
+    max_tokens: int,
+    temperature: float,
+    headers: dict[str, str],
+    body: dict[str, Any],
+    started: float,
+    watchdog: Watchdog | None,
+) -> Reply:
+    raw = await client.chat.completions.with_raw_response.create(
+        model=model,
+        messages=cast("list[ChatCompletionMessageParam]", messages),
+        max_tokens=max_tokens,
+        temperature=temperature,
+        stream=True,
+        stream_options={"include_usage": True},
+        extra_headers=headers,
+        extra_body=body or None,
+    )
+    server_request_id = raw.headers.get("x-request-id")
+    chunks = raw.parse()
+    parts: list[str] = []
+    ttft: float | None = None
+    finish_reason: str | None = None
+    usage: Any = None
+    stopped: str | None = None
+    after_stop = 0
+    saw_choice = False
+    try:
+        async for chunk in chunks:
+            if chunk.usage is not None:
+                usage = chunk.usage
+            if not chunk.choices:
+                continue
+            saw_choice = True
+            choice = chunk.choices[0]
+            delta = choice.delta.content if choice.delta else None
+            if delta:
+                if ttft is None:
+                    ttft = time.perf_counter() - started
+                parts.append(delta)
+                if stopped is not None:
+                    after_stop += 1
+                elif watchdog is not None:
+                    stopped = watchdog("".join(parts))
+                    if stopped is not None:
+                        break
+            if choice.finish_reason is not None:
+                finish_reason = choice.finish_reason
+    finally:
+        await chunks.close()  # on early stop this drops the connection: the server frees the slot
+    if not saw_choice and stopped is None:
+        raise RetryableCallError("malformed reply: the stream held no choices")
+    details = getattr(usage, "prompt_tokens_details", None)
+    return Reply(
+        content="".join(parts),
+        finish_reason=None if stopped else finish_reason,
+        prompt_tokens=usage.prompt_tokens if usage else None,
+        completion_tokens=usage.completion_tokens if usage else (len(parts) if stopped else None),
+        cached_tokens=details.cached_tokens if details else None,
+        latency_s=time.perf_counter() - started,
+        ttft_s=ttft,
+        server_request_id=server_request_id,
+        stopped_early=stopped,
+        chunks_after_stop=after_stop,
+    )

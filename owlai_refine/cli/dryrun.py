@@ -1,0 +1,37 @@
+"""``refine --dry-run``: what would be sent, and why the rest is not. No model calls."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from owlai_refine.blocks import Document
+from owlai_refine.config import RefineConfig
+from owlai_refine.prompt import estimate_tokens, max_tokens_for
+
+__all__ = ["print_plan"]
+
+
+def print_plan(doc: Document, config: RefineConfig, out: TextIO) -> int:
+    """Write one line per block to ``out``: id, kind, source lines (1-based, inclusive),
+    estimated tokens, and ``send (max_tokens N)`` or ``skip: REASON``; then a summary line.
+    Returns the number of blocks that would be sent."""
+    out.write(f"{'block':>5}  {'kind':<9}  {'lines':<11}  {'~tokens':>7}  action\n")
+    sent = 0
+    for block in doc.blocks:
+        size = estimate_tokens(block.text)
+        reason = block.skip.value if block.skip else None
+        if reason is None and size > config.max_block_tokens:
+            reason = "too_long"
+        if reason is None:
+            sent += 1
+            action = f"send (max_tokens {max_tokens_for(block, config.output)})"
+        else:
+            action = f"skip: {reason}"
+        first, last = block.start + 1, block.end
+        lines = str(first) if first == last else f"{first}-{last}"
+        out.write(f"{block.id:>5}  {block.kind.value:<9}  {lines:<11}  {size:>7}  {action}\n")
+    out.write(
+        f"{sent} of {len(doc.blocks)} blocks would be sent, at most {config.slots} at once "
+        f"({config.backend.value} backend); no model was called.\n"
+    )
+    return sent

@@ -1,0 +1,147 @@
+"""Settings for a refine run: where the model is, how many requests at once, how to retry.
+
+Every time is in seconds and every size in tokens unless a name says otherwise. The CLI fills a
+:class:`RefineConfig` from flags and environment variables; the library takes one explicitly.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "Backend",
+    "GuardConfig",
+    "OutputBudget",
+    "RefineConfig",
+    "RetryPolicy",
+    "redact_url",
+]
+
+
+class Backend(StrEnum):
+    """Where the model runs, which decides the default cap on requests in flight."""
+
+    CLOUD = "cloud"
+    """A hosted API: short calls (about 2 s), many slots on the provider's side."""
+    SELF_HOSTED = "self-hosted"
+    """A vLLM (or llama.cpp) server of our own: the cap must equal its ``max_num_seqs``."""
+
+
+DEFAULT_CONCURRENCY: dict[Backend, int] = {Backend.CLOUD: 12, Backend.SELF_HOSTED: 4}
+"""Requests in flight per endpoint. Cloud 12: with ~2 s block calls the wait for the slowest
+block measured 18.2 s at 4, 6.5 s at 12 and 5.7 s at 16 in flight. Self-hosted 4: the vLLM
+server's ``max_num_seqs``; with production inputs (median 39,812 tokens, 61.7% over 32K) prefill
+saturates the GPU beyond 2-4 concurrent requests, and going from 4 to 8 gave +4% throughput for
++65% TTFT and -56% per-request decode speed. (Figures from OwlAI's design brief.)"""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class RetryPolicy(_Frozen):
+    """How a failed call is retried: exponential back-off with full jitter, bounded in attempts
+    and in total time. The wait happens outside the endpoint's limiter (no slot is held).
+
+    Retried: connection errors, timeouts, 429 (the server's ``Retry-After`` is honoured, capped at
+    ``max_wait_s``), 5xx, a malformed body or an empty ``choices`` list. Never retried: other
+    4xx. ``wait_scale`` multiplies every wait; tests set it to 0.
+    """
+
+    max_attempts: int = Field(default=5, ge=1, le=100)
+    initial_wait_s: float = Field(default=1.0, ge=0)
+    max_wait_s: float = Field(default=30.0, ge=0)
+    max_total_s: float = Field(default=180.0, gt=0)
+    """Give up once this long has passed since the block's first attempt began."""
+    wait_scale: float = Field(default=1.0, ge=0)
+
+
+class OutputBudget(_Frozen):
+    """The ``max_tokens`` sent with each block: ``ceil(ratio * estimated block tokens) +
+    headroom``, at most ``max_tokens``. A refined block is rarely longer than 1.3x the original;
+    2x plus headroom leaves room without letting a looping reply run to the server's cap."""
+
+    ratio: float = Field(default=2.0, gt=0)
+    headroom: int = Field(default=64, ge=0)
+    max_tokens: int = Field(default=4096, ge=16)
+
+
+class GuardConfig(_Frozen):
+    """Limits the reply guard applies before a reply replaces its block (see ``guard``)."""
+
+    min_length_ratio: float = Field(default=0.5, gt=0)
+    """Reject a reply shorter than this fraction of the block (in characters)."""
+    max_length_ratio: float = Field(default=2.0, gt=0)
+    """Reject a reply longer than this multiple of the block (in characters)."""
+    repeat_threshold: int = Field(default=3, ge=2)
+    """Reject a reply in which one sentence or 8-word n-gram occurs this many times or more
+    (while streaming, the stream is closed as soon as this is seen)."""
+    check_language: bool = True
+
+
+class RefineConfig(_Frozen):
+    """Everything a refine run needs to know.
+
+    ``base_url=None`` means the embedded llama.cpp server (needs ``owlai-refine[local]``).
+    ``model=None`` asks the server's ``/v1/models`` and uses its only model (a ``ConfigError``
+    if it serves none or several). ``concurrency=None`` takes the backend's default
+    (:data:`DEFAULT_CONCURRENCY`); for a self-hosted vLLM server set it to ``max_num_seqs``.
+    """
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key: SecretStr | None = Field(default=None, repr=False)
+    backend: Backend = Backend.SELF_HOSTED
+    concurrency: int | None = Field(default=None, ge=1, le=1024)
+    temperature: float = Field(default=0.2, ge=0, le=2)
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    """Extra request fields for the server (e.g. vLLM's ``repetition_penalty``); part of the
+    cassette key."""
+    stream: bool = True
+    """Stream replies: gives TTFT, and lets a runaway reply be stopped early (freeing the slot)."""
+    connect_timeout_s: float = Field(default=10.0, gt=0)
+    read_timeout_s: float = Field(default=300.0, gt=0)
+    """Longest silence allowed while waiting for (the next part of) a reply."""
+    output: OutputBudget = OutputBudget()
+    retry: RetryPolicy = RetryPolicy()
+    guard: GuardConfig = GuardConfig()
+    max_block_tokens: int = Field(default=4000, ge=1)
+    """Blocks estimated longer than this are skipped (``too_long``), never sent."""
+    max_consecutive_connection_failures: int = Field(default=8, ge=1)
+    """After this many calls in a row fail without any HTTP answer, the server is taken as gone:
+    nothing more is sent and every unsent block keeps its text (the run is ``partial``)."""
+    reference_headings: tuple[str, ...] | None = None
+    """Headings whose sections are never sent; ``None`` for the built-in list."""
+    report_context_chars: int = Field(default=2000, ge=0)
+    """At most this many characters of title and outline go into the stable prompt prefix."""
+
+    @field_validator("base_url")
+    @classmethod
+    def _check_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"base URL must be http(s)://host[:port]/path, got {value!r}")
+        return value.rstrip("/")
+
+    @property
+    def slots(self) -> int:
+        """Requests in flight allowed to this endpoint."""
+        return self.concurrency or DEFAULT_CONCURRENCY[self.backend]
+
+
+def redact_url(url: str | None) -> str | None:
+    """``url`` with any ``user:password@`` and query string removed, for logs and errors."""
+    if url is None:
+        return None
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))

@@ -1,0 +1,458 @@
+"""Orchestrate a run: parse, send blocks longest first behind the endpoint's limiter, guard each
+reply, splice in document order, log every call.
+
+The async core is :func:`refine`; :func:`refine_sync` is a thin ``anyio.run`` wrapper.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import anyio
+import httpx2
+import openai
+import structlog
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception_type,
+    stop_after_attempt,
+    stop_before_delay,
+    wait_random_exponential,
+)
+
+from owlai_refine.blocks import Block, Document, SkipReason
+from owlai_refine.call import Reply, call_model
+from owlai_refine.config import RefineConfig, redact_url
+from owlai_refine.endpoint import endpoint_key, make_client, resolve_model
+from owlai_refine.errors import (
+    BlockCallError,
+    CassetteMissError,
+    FatalCallError,
+    RefineError,
+    RetryableCallError,
+)
+from owlai_refine.guard import check_reply, watchdog_for
+from owlai_refine.limiter import SlotLimiter, limiter_for
+from owlai_refine.parse import parse
+from owlai_refine.prompt import build_messages, estimate_tokens, max_tokens_for, report_context
+from owlai_refine.results import BlockOutcome, OutcomeStatus, RefineResult, TokenTotals
+from owlai_refine.splice import splice
+
+__all__ = ["refine", "refine_document", "refine_sync"]
+
+_log = structlog.get_logger("owlai_refine")
+
+
+class _RunStopped(Exception):
+    """Raised inside a block task when the run has stopped sending (server gone)."""
+
+
+@dataclass
+class _RunState:
+    """What the block tasks of one run share: the circuit breaker and token totals."""
+
+    max_connection_failures: int
+    consecutive_connection_failures: int = 0
+    stop_reason: str | None = None
+    fatal: RefineError | None = None
+    stopped: anyio.Event = field(default_factory=anyio.Event)
+    totals: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(
+            ("prompt_tokens", "completion_tokens", "cached_tokens", "requests"), 0
+        )
+    )
+
+    def note(self, error: BlockCallError | None) -> None:
+        if error is not None and error.connection:
+            self.consecutive_connection_failures += 1
+            if self.consecutive_connection_failures >= self.max_connection_failures:
+                self.stop(
+                    f"{self.consecutive_connection_failures} consecutive connection failures: "
+                    f"the server looks gone (last: {error})"
+                )
+        else:
+            self.consecutive_connection_failures = 0
+
+    def stop(self, reason: str) -> None:
+        if self.stop_reason is None:
+            self.stop_reason = reason
+            self.stopped.set()
+
+    async def sleep(self, seconds: float) -> None:
+        """A retry back-off wait that ends early if the run stops."""
+        with anyio.move_on_after(seconds):
+            await self.stopped.wait()
+
+
+def _retry_wait(config: RefineConfig) -> Callable[[RetryCallState], float]:
+    policy = config.retry
+    jitter = wait_random_exponential(multiplier=policy.initial_wait_s, max=policy.max_wait_s)
+
+    def wait(state: RetryCallState) -> float:
+        seconds = jitter(state)
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, BlockCallError) and exc.retry_after_s is not None:
+            seconds = max(seconds, exc.retry_after_s)  # the server knows when it will have room
+        return seconds * policy.wait_scale
+
+    return wait
+
+
+@dataclass
+class _Run:
+    doc: Document
+    config: RefineConfig
+    client: openai.AsyncOpenAI
+    model: str
+    base_url: str
+    limiter: SlotLimiter
+    state: _RunState
+    context: str
+    log: Any
+
+    def call_fields(
+        self, block: Block, request_id: str, attempt: int, max_tokens: int
+    ) -> dict[str, Any]:
+        return {
+            "block_id": block.id,
+            "request_id": request_id,
+            "attempt": attempt,
+            "model": self.model,
+            "backend": self.config.backend.value,
+            "base_url": redact_url(self.base_url),
+            "max_tokens": max_tokens,
+        }
+
+    def log_call(
+        self, fields: dict[str, Any], reply: Reply | None, error: BlockCallError | None
+    ) -> None:
+        if reply is not None:
+            for name in ("prompt_tokens", "completion_tokens", "cached_tokens"):
+                self.state.totals[name] += getattr(reply, name) or 0
+        self.state.totals["requests"] += 1
+        self.log.info(
+            "refine.call",
+            **fields,
+            server_request_id=reply.server_request_id if reply else None,
+            prompt_tokens=reply.prompt_tokens if reply else None,
+            completion_tokens=reply.completion_tokens if reply else None,
+            cached_tokens=reply.cached_tokens if reply else None,
+            finish_reason=reply.finish_reason if reply else None,
+            latency_s=round(reply.latency_s, 4) if reply else None,
+            ttft_s=round(reply.ttft_s, 4) if reply and reply.ttft_s is not None else None,
+            stopped_early=reply.stopped_early if reply else None,
+            status_code=error.status if error else None,
+            error=str(error) if error else None,
+        )
+
+    async def send(self, block: Block) -> tuple[Reply, str, int, int]:
+        """Call the model for ``block``, retrying; ``(reply, request_id, attempts, max_tokens)``."""
+        policy = self.config.retry
+        max_tokens = max_tokens_for(block, self.config.output)
+        messages = build_messages(block, self.context)
+        watchdog = watchdog_for(block, self.config.guard) if self.config.stream else None
+        attempt = 0
+        retrying = AsyncRetrying(
+            retry=retry_if_exception_type(RetryableCallError),
+            stop=stop_after_attempt(policy.max_attempts) | stop_before_delay(policy.max_total_s),
+            wait=_retry_wait(self.config),
+            sleep=self.state.sleep,
+            reraise=True,
+        )
+        async for try_ in retrying:
+            with try_:
+                if self.state.stop_reason:
+                    raise _RunStopped(self.state.stop_reason)
+                attempt += 1
+                request_id = uuid.uuid4().hex
+                fields = self.call_fields(block, request_id, attempt, max_tokens)
+                async with self.limiter:
+                    if self.state.stop_reason:
+                        raise _RunStopped(self.state.stop_reason)
+                    try:
+                        reply = await call_model(
+                            self.client,
+                            model=self.model,
+                            messages=messages,
+                            max_tokens=max_tokens,
+                            temperature=self.config.temperature,
+                            request_id=request_id,
+                            stream=self.config.stream,
+                            extra_body=self.config.extra_body,
+                            watchdog=watchdog,
+                        )
+                    except BlockCallError as exc:
+                        exc.attempts, exc.request_id = attempt, request_id
+                        self.state.note(exc)
+                        self.log_call(fields, None, exc)
+                        raise
+                self.state.note(None)
+                self.log_call(fields, reply, None)
+                return reply, request_id, attempt, max_tokens
+        raise AssertionError("unreachable: tenacity re-raises the last error")  # pragma: no cover
+
+    async def refine_block(self, block: Block) -> BlockOutcome:
+        """Send, guard and classify one block. Never raises for a per-block failure; raises
+        ``CassetteMissError`` (naming the block) and ``AuthError``, which stop the run."""
+        try:
+            reply, request_id, attempts, max_tokens = await self.send(block)
+        except _RunStopped as exc:
+            return self.failed(block, f"not sent: {exc}", 0, None)
+        except (RetryableCallError, FatalCallError) as exc:
+            return self.failed(block, str(exc), exc.attempts, exc.request_id)
+        except CassetteMissError as exc:
+            raise CassetteMissError(
+                f"block {block.id} (lines {block.start + 1}-{block.end}): {exc}",
+                block_id=block.id,
+                line_span=block.line_span,
+                key=exc.key,
+            ) from None
+        self.log.debug(
+            "refine.block_text", block_id=block.id, original=block.text, reply=reply.content
+        )
+        sent = BlockOutcome(
+            block_id=block.id,
+            kind=block.kind.value,
+            line_span=block.line_span,
+            status=OutcomeStatus.REFINED,
+            request_id=request_id,
+            attempts=attempts,
+            max_tokens=max_tokens,
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+            cached_tokens=reply.cached_tokens,
+            finish_reason=reply.finish_reason,
+            latency_s=reply.latency_s,
+            ttft_s=reply.ttft_s,
+        )
+        return self.judge(block, reply, sent)
+
+    def judge(self, block: Block, reply: Reply, sent: BlockOutcome) -> BlockOutcome:
+        """The outcome of a reply: rejected, truncated, unchanged or refined."""
+        if reply.stopped_early:
+            return self.rejected(block, sent, (reply.stopped_early,))
+        if reply.finish_reason == "length" or reply.completion_tokens == sent.max_tokens:
+            self.log.warning(
+                "refine.block_truncated",
+                block_id=block.id,
+                request_id=sent.request_id,
+                line_span=list(block.line_span),
+                max_tokens=sent.max_tokens,
+                completion_tokens=reply.completion_tokens,
+                finish_reason=reply.finish_reason,
+            )
+            return sent.model_copy(update={"status": OutcomeStatus.TRUNCATED, "reason": "length"})
+        verdict = check_reply(block, reply.content, self.config.guard)
+        if verdict.text is None:
+            return self.rejected(block, sent, verdict.reasons)
+        if verdict.unchanged:
+            return sent.model_copy(update={"status": OutcomeStatus.UNCHANGED})
+        return sent.model_copy(update={"text": verdict.text})
+
+    def rejected(self, block: Block, sent: BlockOutcome, reasons: tuple[str, ...]) -> BlockOutcome:
+        """Log ``refine.block_rejected`` (WARNING) and return the ``rejected`` outcome."""
+        self.log.warning(
+            "refine.block_rejected",
+            block_id=block.id,
+            request_id=sent.request_id,
+            line_span=list(block.line_span),
+            reasons=list(reasons),
+        )
+        return sent.model_copy(
+            update={"status": OutcomeStatus.REJECTED, "reason": "; ".join(reasons)}
+        )
+
+    def failed(
+        self, block: Block, error: str, attempts: int, request_id: str | None
+    ) -> BlockOutcome:
+        """Log ``refine.block_failed`` (ERROR) and return the ``failed`` outcome."""
+        self.log.error(
+            "refine.block_failed",
+            block_id=block.id,
+            request_id=request_id,
+            line_span=list(block.line_span),
+            attempts=attempts,
+            error=error,
+        )
+        return BlockOutcome(
+            block_id=block.id,
+            kind=block.kind.value,
+            line_span=block.line_span,
+            status=OutcomeStatus.FAILED,
+            reason=error,
+            attempts=attempts,
+            request_id=request_id,
+        )
+
+
+def _plan(doc: Document, config: RefineConfig) -> tuple[list[Block], dict[int, BlockOutcome]]:
+    """The blocks to send, longest first, and the outcomes of those never sent."""
+    skipped: dict[int, BlockOutcome] = {}
+    send: list[tuple[int, Block]] = []
+    for block in doc.blocks:
+        reason: str | None = block.skip.value if block.skip else None
+        size = estimate_tokens(block.text)
+        if reason is None and size > config.max_block_tokens:
+            reason = SkipReason.TOO_LONG.value
+        if reason is not None:
+            skipped[block.id] = BlockOutcome(
+                block_id=block.id,
+                kind=block.kind.value,
+                line_span=block.line_span,
+                status=OutcomeStatus.SKIPPED,
+                reason=reason,
+            )
+        else:
+            send.append((size, block))
+    send.sort(key=lambda pair: (-pair[0], pair[1].id))  # longest first: the tail is shorter
+    return [b for _, b in send], skipped
+
+
+async def refine_document(
+    doc: Document,
+    config: RefineConfig,
+    *,
+    base_url: str,
+    model: str | None = None,
+    report_id: str | None = None,
+    transport: httpx2.AsyncBaseTransport | None = None,
+    limiter: SlotLimiter | None = None,
+) -> RefineResult:
+    """Refine a parsed document against the server at ``base_url`` (no embedded server).
+
+    See :func:`refine`; this is its core once the endpoint is known.
+    """
+    started = time.perf_counter()
+    report_id = report_id or uuid.uuid4().hex[:12]
+    log = _log.bind(report_id=report_id)
+    to_send, outcomes = _plan(doc, config)
+    client = make_client(config, base_url, transport)
+    async with client:
+        model = model or await resolve_model(client, config)
+        run = _Run(
+            doc=doc,
+            config=config,
+            client=client,
+            model=model,
+            base_url=base_url,
+            limiter=limiter or limiter_for(endpoint_key(base_url, model), config.slots),
+            state=_RunState(config.max_consecutive_connection_failures),
+            context=report_context(doc, config.report_context_chars),
+            log=log,
+        )
+        log.info(
+            "refine.start",
+            blocks=len(doc.blocks),
+            to_send=len(to_send),
+            skipped=len(outcomes),
+            model=model,
+            backend=config.backend.value,
+            base_url=redact_url(base_url),
+            concurrency=int(run.limiter.total_tokens),
+            stream=config.stream,
+        )
+
+        async def one(block: Block) -> None:
+            try:
+                outcomes[block.id] = await run.refine_block(block)
+            except RefineError as exc:  # AuthError, CassetteMissError: stop the whole run
+                if run.state.fatal is None:
+                    run.state.fatal = exc
+                run.state.stop(str(exc))
+                tg.cancel_scope.cancel()
+
+        async with anyio.create_task_group() as tg:
+            for block in to_send:
+                tg.start_soon(one, block)
+    if run.state.fatal is not None:
+        raise run.state.fatal
+    ordered = tuple(outcomes[b.id] for b in doc.blocks)
+    text = splice(doc, {o.block_id: o.text for o in ordered if o.text is not None})
+    totals = TokenTotals(**run.state.totals)
+    result = RefineResult(
+        report_id=report_id,
+        text=text,
+        outcomes=ordered,
+        tokens=totals,
+        elapsed_s=time.perf_counter() - started,
+        stopped_early=run.state.stop_reason,
+    )
+    log.info(
+        "refine.done",
+        **result.counts,
+        prompt_tokens=totals.prompt_tokens,
+        completion_tokens=totals.completion_tokens,
+        cached_tokens=totals.cached_tokens,
+        requests=totals.requests,
+        elapsed_s=round(result.elapsed_s, 3),
+        stopped_early=result.stopped_early,
+        failed_blocks=[
+            {"block_id": o.block_id, "line_span": list(o.line_span), "error": o.reason}
+            for o in result.failed
+        ],
+    )
+    return result
+
+
+async def refine(
+    source: str,
+    config: RefineConfig | None = None,
+    *,
+    report_id: str | None = None,
+    transport: httpx2.AsyncBaseTransport | None = None,
+    limiter: SlotLimiter | None = None,
+) -> RefineResult:
+    """Refine a Markdown report and return the whole report with every block's outcome.
+
+    ``source`` is the report text (a BOM and any line endings are kept). ``config`` says where
+    the model is (default: the embedded llama.cpp server, which needs ``owlai-refine[local]``
+    and is started for this call and stopped after it). ``transport`` replaces the network
+    (``owlai_refine.cassette`` record/replay); with a replay transport no server is started.
+    ``limiter`` replaces the process-wide per-endpoint limiter (e.g. a Redis limiter shared by
+    several processes). ``report_id`` tags every log line (default: a random 12-hex id).
+
+    Blocks are sent longest first, at most ``config.slots`` at once per endpoint across every
+    refine running in this event loop. A block whose reply is truncated, rejected by the guard,
+    or fails after retries keeps its original text; nothing is lost.
+
+    Raises :class:`~owlai_refine.errors.ConfigError` (no usable model or endpoint),
+    :class:`~owlai_refine.errors.AuthError` (401/403: raised at once, nothing more is sent),
+    :class:`~owlai_refine.errors.CassetteMissError` (replay has no reply for a block),
+    :class:`~owlai_refine.errors.LocalModelError` (the embedded server cannot start).
+    """
+    config = config or RefineConfig()
+    doc = parse(source, reference_headings=config.reference_headings)
+    run = partial(
+        refine_document, doc, config, report_id=report_id, transport=transport, limiter=limiter
+    )
+    if config.base_url is not None:
+        return await run(base_url=config.base_url)
+    from owlai_refine.local import LOCAL_MODEL_NAME, local_server  # noqa: PLC0415 - optional extra
+
+    if transport is not None and getattr(transport, "offline", False):
+        return await run(
+            base_url="http://embedded.invalid/v1", model=config.model or LOCAL_MODEL_NAME
+        )
+    async with local_server(slots=config.slots) as base_url:
+        return await run(base_url=base_url, model=config.model or LOCAL_MODEL_NAME)
+
+
+def refine_sync(
+    source: str,
+    config: RefineConfig | None = None,
+    **kwargs: Any,
+) -> RefineResult:
+    """Blocking :func:`refine`: runs it in a fresh event loop with ``anyio.run``.
+
+    Inside a running event loop (async code, Jupyter) this raises ``RuntimeError`` from anyio:
+    there, ``await refine(...)`` instead. Limiters are per event loop, so concurrent
+    ``refine_sync`` calls in several threads do not share a cap; use one loop for that.
+    """
+    runner: Callable[[], Awaitable[RefineResult]] = partial(refine, source, config, **kwargs)
+    return anyio.run(runner)

@@ -1,0 +1,103 @@
+"""What a refine run returns: the whole report, and what happened to each block."""
+
+from __future__ import annotations
+
+from collections import Counter
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["BlockOutcome", "OutcomeStatus", "RefineResult", "TokenTotals"]
+
+
+class OutcomeStatus(StrEnum):
+    """What happened to a block. Only ``refined`` changes the report; every other status keeps
+    the block's original text."""
+
+    REFINED = "refined"
+    """The model's reply passed the guard and replaced the block."""
+    UNCHANGED = "unchanged"
+    """The model returned the same text (after normalising whitespace)."""
+    SKIPPED = "skipped"
+    """Never sent; ``reason`` says why (a ``SkipReason`` value)."""
+    TRUNCATED = "truncated"
+    """The reply was cut by the output cap (``finish_reason == "length"``, or it used exactly
+    the ``max_tokens`` asked for). Logged as a WARNING."""
+    REJECTED = "rejected"
+    """The guard refused the reply; ``reason`` lists why. Logged as a WARNING."""
+    FAILED = "failed"
+    """No usable reply after retries, or never sent because the run stopped early; ``reason``
+    holds the last error. Logged as an ERROR."""
+
+
+KEPT_ORIGINAL = frozenset({OutcomeStatus.TRUNCATED, OutcomeStatus.REJECTED, OutcomeStatus.FAILED})
+
+
+class BlockOutcome(BaseModel):
+    """One block's fate. Token counts are the last attempt's, from the server's ``usage``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    block_id: int
+    kind: str
+    line_span: tuple[int, int]
+    """Source lines, 0-based, ``[start, end)``."""
+    status: OutcomeStatus
+    reason: str | None = None
+    """Skip reason, guard reasons (``;``-separated), or the last error."""
+    request_id: str | None = None
+    """The ``X-Request-Id`` of the last request sent for this block."""
+    attempts: int = 0
+    max_tokens: int | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cached_tokens: int | None = None
+    finish_reason: str | None = None
+    latency_s: float | None = None
+    ttft_s: float | None = None
+    text: str | None = None
+    """The new text (prefix-free) for a ``refined`` block; ``None`` otherwise."""
+
+
+class TokenTotals(BaseModel):
+    """Tokens summed over every request of a run (failed attempts included when the server
+    reported usage)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    requests: int = 0
+
+
+class RefineResult(BaseModel):
+    """A finished run. ``text`` is always the whole report: refined blocks spliced in, every
+    other byte as it was."""
+
+    model_config = ConfigDict(frozen=True)
+
+    report_id: str
+    text: str
+    outcomes: tuple[BlockOutcome, ...]
+    """One per block, in document order."""
+    tokens: TokenTotals
+    elapsed_s: float
+    stopped_early: str | None = None
+    """Why the run stopped sending before every block was tried (e.g. the server went away)."""
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Blocks per status, e.g. ``{"refined": 40, "skipped": 12, ...}`` (every status listed)."""
+        seen = Counter(o.status.value for o in self.outcomes)
+        return {s.value: seen.get(s.value, 0) for s in OutcomeStatus}
+
+    @property
+    def failed(self) -> tuple[BlockOutcome, ...]:
+        """The ``failed`` outcomes: blocks that got no usable reply."""
+        return tuple(o for o in self.outcomes if o.status is OutcomeStatus.FAILED)
+
+    @property
+    def partial(self) -> bool:
+        """True if any block failed: the report is whole, but not every block was tried."""
+        return bool(self.failed)
