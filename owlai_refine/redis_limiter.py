@@ -88,7 +88,7 @@ from redis.retry import Retry
 from owlai_refine import _redis_scripts as lua
 from owlai_refine.errors import ConfigError, LimiterError
 
-__all__ = ["LimiterSnapshot", "RedisLimiter"]
+__all__ = ["LimiterSnapshot", "RedisLimiter", "key_prefix_for", "redact_url"]
 
 _log = structlog.get_logger("owlai_refine")
 
@@ -110,6 +110,16 @@ class LimiterSnapshot:
     held: int
     queued: int
     cap: int | None
+
+
+def key_prefix_for(endpoint_key: str) -> str:
+    """The prefix of every Redis key and channel the limiter uses for ``endpoint_key``.
+
+    The endpoint key (base URL + model) is hashed (SHA-256, 16 hex digits), so no URL appears
+    in Redis; the braces make the digest a Redis Cluster hash tag (all keys in one slot).
+    """
+    digest = hashlib.sha256(endpoint_key.encode()).hexdigest()[:16]
+    return f"owlai_refine:limiter:{{{digest}}}:"
 
 
 def redact_url(url: str) -> str:
@@ -183,9 +193,7 @@ class RedisLimiter:
         self._timeout_s = timeout_s
         self.holder_id = holder_id or _default_holder_id()
         self.endpoint_key = endpoint_key
-        digest = hashlib.sha256(endpoint_key.encode()).hexdigest()[:16]
-        # {digest} is a Redis Cluster hash tag: all of an endpoint's keys live in one slot.
-        self.key_prefix = f"owlai_refine:limiter:{{{digest}}}:"
+        self.key_prefix = key_prefix_for(endpoint_key)
         self._keys = [self.key_prefix + suffix for suffix in lua.KEY_SUFFIXES]
         self._channel = self.key_prefix + "released"
         try:
@@ -243,16 +251,11 @@ class RedisLimiter:
             raise RuntimeError("RedisLimiter needs the asyncio event loop") from None
         lease_id = f"{self.holder_id}#{next(self._ids)}"
         started = time.monotonic()
-        reached_redis = False
         try:
             async with self._queue_lock:
-                reached_redis = True
                 granted_at = await self._take(lease_id)
-        except BaseException as exc:
-            if isinstance(exc, LimiterError):
-                _log.error("limiter.redis_failed", endpoint=self.endpoint_key, error=str(exc))
-            if reached_redis:
-                await self._give_back(lease_id, withdrawing=True)
+        except LimiterError as exc:
+            _log.error("limiter.redis_failed", endpoint=self.endpoint_key, error=str(exc))
             raise
         self._leases[lease_id] = granted_at
         self._by_task.setdefault(anyio.get_current_task().id, []).append(lease_id)
@@ -313,41 +316,49 @@ class RedisLimiter:
         """Queue ``lease_id`` in Redis and wait until it is admitted (the local lock is held).
 
         Returns the monotonic time the admitting call was sent (the lease runs from then on).
+        On any exception the ticket (or a lease granted in a reply that never arrived) is
+        withdrawn, unless Redis failed before ever answering (then nothing of ours is queued,
+        or a ghost entry expires by itself within ``lease_s``).
         """
         queued = False
-        while True:
-            sent_at = time.monotonic()
-            admitted, rank, cap, held, ticket_lost = await self._call(
-                self._acquire,
-                [lease_id, self.holder_id, self._slots, self._lease_ms, int(queued)],
-                "take a slot",
-            )
-            self._note_cap(int(cap))
-            if ticket_lost:
-                _log.warning(
-                    "limiter.ticket_expired",
-                    endpoint=self.endpoint_key,
-                    lease_id=lease_id,
-                    lease_s=self._lease_s,
-                    note="this waiter did not poll Redis within the lease time; queued again",
+        try:
+            while True:
+                sent_at = time.monotonic()
+                admitted, rank, cap, held, ticket_lost = await self._call(
+                    self._acquire,
+                    [lease_id, self.holder_id, self._slots, self._lease_ms, int(queued)],
+                    "take a slot",
                 )
-            if admitted:
-                if self._queue_lock.statistics().tasks_waiting == 0:
-                    await self._unsubscribe()
-                return sent_at
-            if not queued:
-                _log.debug(
-                    "limiter.waiting",
-                    endpoint=self.endpoint_key,
-                    lease_id=lease_id,
-                    rank=int(rank),
-                    held=int(held),
-                )
-            queued = True
-            if self._pubsub is None:
-                await self._subscribe()
-                continue  # a slot may have been released before we listened: look again now
-            await self._wait_for_release(self._pubsub)
+                self._note_cap(int(cap))
+                if ticket_lost:
+                    _log.warning(
+                        "limiter.ticket_expired",
+                        endpoint=self.endpoint_key,
+                        lease_id=lease_id,
+                        lease_s=self._lease_s,
+                        note="this waiter did not poll Redis within the lease time; queued again",
+                    )
+                if admitted:
+                    if self._queue_lock.statistics().tasks_waiting == 0:
+                        await self._unsubscribe()
+                    return sent_at
+                if not queued:
+                    _log.debug(
+                        "limiter.waiting",
+                        endpoint=self.endpoint_key,
+                        lease_id=lease_id,
+                        rank=int(rank),
+                        held=int(held),
+                    )
+                queued = True
+                if self._pubsub is None:
+                    await self._subscribe()
+                    continue  # a slot may have come free before we listened: look again now
+                await self._wait_for_release(self._pubsub)
+        except BaseException as exc:
+            if queued or not isinstance(exc, LimiterError):
+                await self._give_back(lease_id, withdrawing=True)
+            raise
 
     async def _subscribe(self) -> None:
         pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
