@@ -304,8 +304,7 @@ class RedisLimiter:
         renewer, self._renewer = self._renewer, None
         if renewer is not None:
             renewer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await renewer
+            await asyncio.wait({renewer})  # unlike awaiting it, never raises its CancelledError
         await self._unsubscribe()
         with contextlib.suppress(RedisError, OSError):
             await self._redis.aclose()
@@ -405,9 +404,10 @@ class RedisLimiter:
 
     async def _give_back(self, lease_id: str, *, withdrawing: bool) -> None:
         """Release a lease or withdraw a ticket; shielded and bounded, logs instead of raising."""
+        action = "withdraw a ticket" if withdrawing else "give a slot back"
         try:
             with anyio.CancelScope(shield=True), anyio.fail_after(_RELEASE_TIMEOUT_S):
-                await self._call(self._release, [lease_id], "give a slot back")
+                await self._call(self._release, [lease_id], action)
         except (LimiterError, TimeoutError) as exc:
             _log.warning(
                 "limiter.release_failed",
@@ -415,7 +415,7 @@ class RedisLimiter:
                 lease_id=lease_id,
                 withdrawing=withdrawing,
                 error=_one_line(exc),
-                note=f"the lease expires by itself within {self._lease_s} s",
+                note=f"Redis drops the entry by itself within {self._lease_s} s",
             )
         else:
             _log.debug("limiter.released", endpoint=self.endpoint_key, lease_id=lease_id)
