@@ -21,7 +21,7 @@ def _redis_client_missing() -> bool:
     # package named redis if the real one is absent.
     try:
         return importlib.util.find_spec("redis.asyncio") is None
-    except ModuleNotFoundError:
+    except ImportError:
         return True
 
 

@@ -10,8 +10,12 @@ import contextlib
 from collections.abc import AsyncIterator, Callable, MutableMapping
 from typing import Any
 
-import anyio
 import pytest
+
+# Skip (with the reason shown) rather than fail collection when the optional extra is missing.
+pytest.importorskip("redis.asyncio", reason="the redis package is not installed: .[redis]")
+
+import anyio
 import redis
 from redis_fixture import RedisServer, free_port
 from structlog.testing import capture_logs

@@ -15,9 +15,13 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import pytest
+
+# Skip (with the reason shown) rather than fail collection when the optional extra is missing.
+pytest.importorskip("redis.asyncio", reason="the redis package is not installed: .[redis]")
+
 import anyio
 import anyio.to_thread
-import pytest
 import redis
 from counting_http import CountingServer, hold
 from redis_fixture import RedisServer
