@@ -185,19 +185,26 @@ async def _with_signals(
     embedded server is stopped) and return the signal instead of a result."""
     result: RefineResult | None = None
     caught: int | None = None
-    async with anyio.create_task_group() as tg:
+    try:
+        async with anyio.create_task_group() as tg:
 
-        async def watch() -> None:
-            nonlocal caught
-            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                async for signum in signals:
-                    caught = signum
-                    tg.cancel_scope.cancel()
-                    return
+            async def watch() -> None:
+                nonlocal caught
+                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                    async for signum in signals:
+                        caught = signum
+                        tg.cancel_scope.cancel()
+                        return
 
-        tg.start_soon(watch)
-        result = await work()
-        tg.cancel_scope.cancel()
+            tg.start_soon(watch)
+            try:
+                result = await work()
+            finally:
+                tg.cancel_scope.cancel()
+    except BaseExceptionGroup as group:  # only the work itself raises: hand its error on
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
     return (None, caught) if caught is not None else (result, None)
 
 

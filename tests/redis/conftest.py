@@ -12,8 +12,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from counting_http import CountingServer
-from redis_fixture import RedisServer, find_redis_server
+
+from tests.redis.counting_http import CountingServer
+from tests.redis.redis_fixture import RedisServer, find_redis_server
 
 
 def _redis_client_missing() -> bool:

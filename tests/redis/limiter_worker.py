@@ -21,10 +21,10 @@ import time
 import anyio
 import anyio.to_thread
 import structlog
-from counting_http import hold
 
 from owlai_refine.errors import LimiterError
 from owlai_refine.redis_limiter import RedisLimiter
+from tests.redis.counting_http import hold
 
 EXIT_LIMITER_ERROR = 3
 

@@ -17,12 +17,12 @@ pytest.importorskip("redis.asyncio", reason="the redis package is not installed:
 
 import anyio
 import redis
-from redis_fixture import RedisServer, free_port
 from structlog.testing import capture_logs
 
 from owlai_refine.errors import ConfigError, LimiterError
 from owlai_refine.limiter import SlotLimiter
 from owlai_refine.redis_limiter import RedisLimiter, key_prefix_for
+from tests.redis.redis_fixture import RedisServer, free_port
 
 pytestmark = pytest.mark.anyio
 

@@ -23,10 +23,10 @@ pytest.importorskip("redis.asyncio", reason="the redis package is not installed:
 import anyio
 import anyio.to_thread
 import redis
-from counting_http import CountingServer, hold
-from redis_fixture import RedisServer
 
 from owlai_refine.redis_limiter import RedisLimiter, key_prefix_for
+from tests.redis.counting_http import CountingServer, hold
+from tests.redis.redis_fixture import RedisServer
 
 pytestmark = pytest.mark.slow
 
@@ -48,7 +48,8 @@ class Workers:
     def spawn(self, name: str, *, blocks: int, hold_ms: int, lease_s: float, **more: int) -> None:
         args = [
             sys.executable,
-            str(WORKER),
+            "-m",
+            "tests.redis.limiter_worker",
             f"--url={self.redis_url}",
             f"--endpoint={ENDPOINT}",
             f"--counter={self.counter_url}",
@@ -64,7 +65,7 @@ class Workers:
             (self.tmp_path / f"{name}.out").open("wb") as out,
             (self.tmp_path / f"{name}.err").open("wb") as err,
         ):
-            self.procs[name] = subprocess.Popen(args, stdout=out, stderr=err, env=env)
+            self.procs[name] = subprocess.Popen(args, stdout=out, stderr=err, env=env, cwd=REPO)
 
     def wait(self, name: str, timeout_s: float = 90) -> int:
         return self.procs[name].wait(timeout=timeout_s)

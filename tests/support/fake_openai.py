@@ -1,0 +1,282 @@
+"""A real OpenAI-compatible HTTP server on loopback that counts and misbehaves on request.
+
+It answers ``POST /v1/chat/completions`` (JSON or SSE streaming), ``GET /v1/models`` and
+``GET /health`` from a thread pool, and records every request. It is the server-side witness
+for the concurrency cap (``max_in_flight`` is counted here, not in the client) and the source of
+faults a real model server cannot produce on demand: 429 with ``Retry-After``, 5xx, connection
+resets mid-response, hangs past the read timeout, malformed JSON, empty ``choices``.
+
+The model it plays echoes the text between ``<block>`` and ``</block>`` in the last user message
+through ``reply`` (default: unchanged), one "token" per whitespace-separated word, cut at
+``max_tokens`` or ``output_cap`` with ``finish_reason: "length"``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import struct
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["FakeOpenAI", "Fault", "Seen", "block_text"]
+
+_BLOCK = re.compile(r"<block>\n?(.*?)\n?</block>", re.DOTALL)
+
+
+def block_text(body: dict[str, Any]) -> str:
+    """The block text inside the request's last user message (``""`` if none)."""
+    for message in reversed(body.get("messages", [])):
+        if message.get("role") == "user":
+            m = _BLOCK.search(message.get("content", ""))
+            return m.group(1) if m else message.get("content", "")
+    return ""
+
+
+@dataclass(frozen=True)
+class Fault:
+    """What to do instead of (or before) answering normally."""
+
+    status: int | None = None
+    """Answer with this HTTP status and an OpenAI-style error body."""
+    headers: dict[str, str] = field(default_factory=dict)
+    body: str | None = None
+    """Answer 200 with this raw body (e.g. malformed JSON)."""
+    reset: bool = False
+    """Send part of the response, then reset the connection (TCP RST)."""
+    hang_s: float = 0.0
+    """Wait this long before answering (past the client's read timeout)."""
+    empty_choices: bool = False
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One request as the server saw it; times are ``time.monotonic()`` seconds."""
+
+    number: int
+    body: dict[str, Any]
+    request_id: str | None
+    authorization: str | None
+    started: float
+    in_flight: int
+    """Requests in flight right after this one started (itself included)."""
+
+
+class FakeOpenAI:
+    """The server. ``with FakeOpenAI() as server:`` serves on ``server.base_url``."""
+
+    def __init__(
+        self,
+        *,
+        reply: Callable[[str], str] = lambda text: text,
+        latency_s: Callable[[dict[str, Any]], float] = lambda body: 0.0,
+        output_cap: int | None = None,
+        fault: Callable[[int, dict[str, Any]], Fault | None] = lambda n, body: None,
+        models: tuple[str, ...] = ("fake-model",),
+        echo_request_id: bool = True,
+    ) -> None:
+        self.reply = reply
+        self.latency_s = latency_s
+        self.output_cap = output_cap
+        self.fault = fault
+        self.models = models
+        self.echo_request_id = echo_request_id
+        self.lock = threading.Lock()
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.seen: list[Seen] = []
+        self._httpd: ThreadingHTTPServer | None = None
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1``."""
+        assert self._httpd is not None
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> FakeOpenAI:
+        server = self
+
+        class Handler(_Handler):
+            owner = server
+
+        self._httpd = _Server(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        """Stop answering: later connections are refused."""
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+
+    def enter(self, body: dict[str, Any], headers: Any) -> Seen:
+        with self.lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            seen = Seen(
+                number=len(self.seen),
+                body=body,
+                request_id=headers.get("x-request-id"),
+                authorization=headers.get("authorization"),
+                started=time.monotonic(),
+                in_flight=self.in_flight,
+            )
+            self.seen.append(seen)
+        return seen
+
+    def leave(self) -> None:
+        with self.lock:
+            self.in_flight -= 1
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 1024  # listen() backlog; the default 5 drops SYNs under a burst
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Clients that hang up early (cancelled runs, closed streams) are normal here."""
+
+
+class _Handler(BaseHTTPRequestHandler):
+    owner: FakeOpenAI
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def setup(self) -> None:
+        super().setup()
+        # one small write per streamed token: without this, Nagle + delayed ACK add ~40 ms each
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        if self.path.endswith("/models"):
+            data = [{"id": m, "object": "model", "owned_by": "fake"} for m in self.owner.models]
+            self._send_json(200, {"object": "list", "data": data})
+        else:
+            self._send_json(200, {"status": "ok"})
+
+    def _reset(self) -> None:
+        self.wfile.flush()
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.connection.close()
+        self.close_connection = True
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length", "0"))
+        body = json.loads(self.rfile.read(length) or b"{}")
+        owner = self.owner
+        seen = owner.enter(body, self.headers)
+        try:
+            fault = owner.fault(seen.number, body)
+            if fault is not None and fault.hang_s:
+                time.sleep(fault.hang_s)
+            time.sleep(owner.latency_s(body))
+            headers = {"x-request-id": seen.request_id or ""} if owner.echo_request_id else {}
+            if fault is not None and fault.status is not None:
+                error = {"error": {"message": f"injected {fault.status}", "type": "fault"}}
+                self._send_json(fault.status, error, {**headers, **fault.headers})
+                return
+            if fault is not None and fault.body is not None:
+                data = fault.body.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                return
+            self._answer(body, seen, headers, fault)
+        finally:
+            owner.leave()
+
+    def _answer(
+        self, body: dict[str, Any], seen: Seen, headers: dict[str, str], fault: Fault | None
+    ) -> None:
+        words = self.owner.reply(block_text(body)).split(" ")
+        limit = min(body.get("max_tokens") or 10**9, self.owner.output_cap or 10**9)
+        finish = "stop"
+        if len(words) > limit:
+            words, finish = words[:limit], "length"
+        text = " ".join(words)
+        prompt_tokens = sum(len(m.get("content", "")) for m in body.get("messages", [])) // 4
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": len(words),
+            "total_tokens": prompt_tokens + len(words),
+            "prompt_tokens_details": {"cached_tokens": 0},
+        }
+        rid = f"chatcmpl-{seen.request_id or seen.number}"
+        choices: list[Any] | None = [] if fault is not None and fault.empty_choices else None
+        if not body.get("stream"):
+            message = {"role": "assistant", "content": text}
+            payload = {
+                "id": rid,
+                "object": "chat.completion",
+                "created": 0,
+                "model": body.get("model"),
+                "choices": choices
+                if choices is not None
+                else [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": usage,
+            }
+            if fault is not None and fault.reset:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", "100000")
+                self.end_headers()
+                self.wfile.write(json.dumps(payload).encode()[:20])
+                self._reset()
+                return
+            self._send_json(200, payload, headers)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.close_connection = True
+
+        def event(obj: dict[str, Any]) -> None:
+            self.wfile.write(b"data: " + json.dumps(obj).encode() + b"\n\n")
+            self.wfile.flush()
+
+        base = {
+            "id": rid,
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": body.get("model"),
+        }
+        if choices is not None:
+            event({**base, "choices": [], "usage": usage})
+            self.wfile.write(b"data: [DONE]\n\n")
+            return
+        for i, word in enumerate(words):
+            delta = {"content": word if i == 0 else " " + word}
+            event({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+            if fault is not None and fault.reset and i == len(words) // 2:
+                self._reset()
+                return
+        event({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+        event({**base, "choices": [], "usage": usage})
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()

@@ -1,0 +1,269 @@
+"""The ``refine`` command: files, flags, environment, exit codes, cassettes, and what it never
+leaks. Model calls go to a real HTTP server on loopback (tests/support/fake_openai.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from owlai_refine import __version__
+from owlai_refine.cli import Exit, main
+from owlai_refine.limiter import reset_limiters
+from tests.support.fake_openai import FakeOpenAI, Fault
+
+REPO = Path(__file__).resolve().parents[1]
+KEY = "sk-PLANTED-never-log-me-0123456789"
+TEXT = (
+    "# Notes\r\n\r\nThe team says the plan works [1].\r\n\r\n- first item says yes\r\n- second\r\n"
+)
+
+
+def polish(text: str) -> str:
+    return text.replace("says", "states")
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch: pytest.MonkeyPatch) -> None:
+    reset_limiters()
+    for name in ("OWLAI_REFINE_BASE_URL", "OWLAI_REFINE_MODEL", "OWLAI_REFINE_BACKEND"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+
+
+@pytest.fixture
+def server() -> Any:
+    with FakeOpenAI(reply=polish) as s:
+        yield s
+
+
+def write(tmp_path: Path, name: str, data: bytes | str) -> Path:
+    path = tmp_path / name
+    path.write_bytes(data.encode() if isinstance(data, str) else data)
+    return path
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m owlai_refine`` as a user would, in a child process."""
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "owlai_refine", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        cwd=REPO,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0
+    assert __version__ in capsys.readouterr().out
+
+
+def test_refines_to_stdout_with_settings_from_the_environment(
+    tmp_path: Path, server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, capfdbinary: Any
+) -> None:
+    monkeypatch.setenv("OWLAI_REFINE_BASE_URL", server.base_url)
+    monkeypatch.setenv("OWLAI_REFINE_BACKEND", "cloud")
+    report = write(tmp_path, "r.md", TEXT)
+    assert main([str(report), "--log-file", str(tmp_path / "log.jsonl")]) == Exit.OK
+    out = capfdbinary.readouterr().out
+    assert out == TEXT.replace("says", "states").encode()
+    lines = [json.loads(x) for x in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert lines[0]["event"] == "refine.start" and lines[0]["backend"] == "cloud"
+    assert lines[0]["model"] == "fake-model"  # the server's only model, asked for
+    assert lines[-1]["event"] == "refine.done" and lines[-1]["refined"] == 2
+    assert report.read_bytes() == TEXT.encode()  # the input is never touched
+
+
+def test_output_file_is_written_and_the_input_is_kept(tmp_path: Path, server: FakeOpenAI) -> None:
+    report = write(tmp_path, "r.md", TEXT)
+    out = tmp_path / "out.md"
+    code = main([str(report), "-o", str(out), "--base-url", server.base_url])
+    assert code == Exit.OK
+    assert out.read_bytes() == TEXT.replace("says", "states").encode()
+    assert report.read_bytes() == TEXT.encode()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temp left
+
+
+def test_refuses_to_overwrite_the_input_without_in_place(
+    tmp_path: Path, server: FakeOpenAI
+) -> None:
+    report = write(tmp_path, "r.md", TEXT)
+    assert main([str(report), "-o", str(report), "--base-url", server.base_url]) == Exit.OUTPUT
+    assert report.read_bytes() == TEXT.encode() and server.seen == []
+    assert main([str(report), "--in-place", "--base-url", server.base_url]) == Exit.OK
+    assert report.read_bytes() == TEXT.replace("says", "states").encode()
+    assert (tmp_path / "r.md.bak").read_bytes() == TEXT.encode()
+
+
+def test_dry_run_lists_blocks_and_calls_nothing(
+    tmp_path: Path, server: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = "# T\n\nProse to polish.\n\n[1] https://example.com\n\n## References\n\n- A ref.\n"
+    report = write(tmp_path, "r.md", text)
+    assert main([str(report), "--dry-run", "--base-url", server.base_url]) == Exit.OK
+    out = capsys.readouterr().out
+    assert "send (max_tokens" in out
+    assert "skip: nothing_to_refine" in out and "skip: references_section" in out
+    assert "1 of 3 blocks would be sent" in out
+    assert server.seen == []
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"\x00\x01binary", "NUL byte at offset 0: this looks like a binary file"),
+        (b"caf\xe9 au lait\n", "not UTF-8 (invalid byte 0xe9 at offset 3)"),
+    ],
+)
+def test_bad_input_is_refused_before_any_call(
+    tmp_path: Path, server: FakeOpenAI, data: bytes, message: str
+) -> None:
+    report = write(tmp_path, "r.md", data)
+    done = run_cli(str(report), "--base-url", server.base_url)
+    assert done.returncode == Exit.INPUT
+    assert done.stderr.strip().splitlines() == [f"refine: {report}: {message}"]
+    assert server.seen == []
+
+
+def test_missing_file_directory_and_size_limit(tmp_path: Path) -> None:
+    assert run_cli(str(tmp_path / "nope.md")).returncode == Exit.INPUT
+    done = run_cli(str(tmp_path))
+    assert done.returncode == Exit.INPUT and "is a directory" in done.stderr
+    big = write(tmp_path, "big.md", "word " * 300)
+    done = run_cli(str(big), "--max-bytes", "1000")
+    assert done.returncode == Exit.INPUT and "over the 1,000-byte limit" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "\ufeffBOM first says hi.\r\n",
+        "lone CR says\ronly\r\rend says",
+        "line sep\u2028inside says it\n",
+        "```\nonly code says\n```\n| a |\n|---|\n| says |\n",
+    ],
+    ids=["empty", "bom-crlf", "lone-cr", "u2028", "no-prose"],
+)
+def test_odd_but_valid_inputs_keep_every_byte_outside_blocks(
+    tmp_path: Path, server: FakeOpenAI, text: str
+) -> None:
+    report = write(tmp_path, "r.md", text)
+    out = tmp_path / "out.md"
+    assert main([str(report), "-o", str(out), "--base-url", server.base_url]) == Exit.OK
+    assert out.read_bytes() == text.replace("says", "states").encode() or "```" in text
+    if "```" in text:
+        assert out.read_bytes() == text.encode()
+
+
+def test_unwritable_output_is_refused_before_any_call(tmp_path: Path, server: FakeOpenAI) -> None:
+    report = write(tmp_path, "r.md", TEXT)
+    target = tmp_path / "no-such-dir" / "out.md"
+    done = run_cli(str(report), "-o", str(target), "--base-url", server.base_url)
+    assert done.returncode == Exit.OUTPUT and "does not exist" in done.stderr
+    assert server.seen == []
+
+
+def test_a_failed_block_gives_the_partial_exit_code(tmp_path: Path) -> None:
+    def fault(n: int, body: dict[str, Any]) -> Fault | None:
+        return Fault(status=400) if "first item" in body["messages"][-1]["content"] else None
+
+    report = write(tmp_path, "r.md", TEXT)
+    out = tmp_path / "out.md"
+    with FakeOpenAI(reply=polish, fault=fault) as s:
+        code = main([str(report), "-o", str(out), "--base-url", s.base_url])
+    assert code == Exit.PARTIAL
+    assert out.read_bytes() == TEXT.replace("team says", "team states").encode()
+
+
+def test_refused_credentials_are_one_line_and_the_config_code(tmp_path: Path) -> None:
+    report = write(tmp_path, "r.md", TEXT)
+    with FakeOpenAI(fault=lambda n, body: Fault(status=401)) as s:
+        done = run_cli(str(report), "--base-url", s.base_url, "--model", "m")
+    assert done.returncode == Exit.CONFIG
+    human = [line for line in done.stderr.splitlines() if not line.startswith("{")]
+    assert len(human) == 1 and "HTTP 401" in human[0] and "Traceback" not in done.stderr
+    assert KEY not in done.stderr and done.stdout == ""
+
+
+def test_record_then_replay_offline(tmp_path: Path) -> None:
+    report = write(tmp_path, "r.md", TEXT)
+    tape = tmp_path / "tape.jsonl"
+    with FakeOpenAI(reply=polish) as s:
+        args = [str(report), "--base-url", s.base_url, "--model", "fake-model"]
+        assert main([*args, "-o", str(tmp_path / "a.md"), "--record", str(tape)]) == Exit.OK
+        url = s.base_url
+    # the server is gone: replay needs no network
+    args = [str(report), "--base-url", url, "--model", "fake-model"]
+    assert main([*args, "-o", str(tmp_path / "b.md"), "--replay", str(tape)]) == Exit.OK
+    assert (tmp_path / "a.md").read_bytes() == (tmp_path / "b.md").read_bytes()
+    assert KEY not in tape.read_text() and "uthorization" not in tape.read_text()
+
+
+def test_replay_names_the_block_it_has_no_reply_for(tmp_path: Path) -> None:
+    tape = write(tmp_path, "tape.jsonl", "")
+    report = write(tmp_path, "r.md", TEXT)
+    done = run_cli(str(report), "--replay", str(tape), "--model", "m")
+    assert done.returncode == Exit.CASSETTE
+    assert "no recorded reply" in done.stderr and "(lines " in done.stderr
+
+
+def test_resume_sends_only_blocks_without_a_recorded_reply(tmp_path: Path) -> None:
+    report = write(tmp_path, "r.md", TEXT)
+    tape = tmp_path / "tape.jsonl"
+    with FakeOpenAI(reply=polish) as s:
+        args = [str(report), "--base-url", s.base_url, "--model", "fake-model"]
+        assert main([*args, "-o", str(tmp_path / "a.md"), "--record", str(tape)]) == Exit.OK
+        first = len(s.seen)
+        lines = tape.read_text().splitlines()
+        tape.write_text(lines[0] + "\n" + lines[1][: len(lines[1]) // 2])  # a crash mid-write
+        assert main([*args, "-o", str(tmp_path / "b.md"), "--record", str(tape), "--resume"]) == 0
+        resent = len(s.seen) - first
+    assert first == 3 and resent == 2
+    assert (tmp_path / "a.md").read_bytes() == (tmp_path / "b.md").read_bytes()
+
+
+def test_the_api_key_appears_in_no_artefact(tmp_path: Path) -> None:
+    report = write(tmp_path, "r.md", TEXT)
+    log = tmp_path / "log.jsonl"
+    tape = tmp_path / "tape.jsonl"
+    with FakeOpenAI(reply=polish) as s:
+        done = run_cli(
+            str(report), "--base-url", s.base_url, "--log-file", str(log), "--log-level", "debug",
+            "--record", str(tape),
+        )  # fmt: skip
+        dry = run_cli(str(report), "--base-url", s.base_url, "--dry-run")
+        bad = run_cli(str(report), "--base-url", "ftp://nowhere")
+        assert all(x.authorization == f"Bearer {KEY}" for x in s.seen)
+    assert done.returncode == 0 and dry.returncode == 0 and bad.returncode == Exit.CONFIG
+    artefacts = [done.stdout, done.stderr, dry.stdout, dry.stderr, bad.stdout, bad.stderr]
+    artefacts += [log.read_text(), tape.read_text()]
+    assert all(KEY not in a for a in artefacts)
+    assert '"event": "refine.block_text"' in log.read_text()  # debug level did log text
+
+
+def test_missing_local_extra_says_how_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import importlib.util  # noqa: PLC0415
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "xllamacpp" else real(name)
+    )
+    report = write(tmp_path, "r.md", TEXT)
+    assert main([str(report)]) == Exit.CONFIG
+    err = capsys.readouterr().err
+    assert "pip install 'owlai-refine[local]'" in err and "--base-url" in err

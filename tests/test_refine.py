@@ -1,0 +1,206 @@
+"""The refiner against a real HTTP server on loopback (tests/support/fake_openai.py).
+
+The server counts requests in flight itself, so the cap is measured where it matters.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+from structlog.testing import capture_logs
+
+from owlai_refine import (
+    AuthError,
+    Backend,
+    OutcomeStatus,
+    RefineConfig,
+    RetryPolicy,
+    parse,
+    refine,
+)
+from owlai_refine.limiter import reset_limiters
+from tests.support.checks import changed_outside_blocks
+from tests.support.fake_openai import FakeOpenAI, Fault
+
+pytestmark = pytest.mark.anyio
+
+NO_WAIT = RetryPolicy(max_attempts=4, wait_scale=0)
+
+
+def report(n: int, *, crlf: bool = False) -> str:
+    """A report with ``n`` paragraphs and list items of growing length, plus things to keep."""
+    parts = ["# Title", "", "Intro paragraph with a citation [1].", ""]
+    for i in range(n):
+        words = " ".join(f"word{i}x{k}" for k in range(1 + (i * 7) % 40))
+        parts += [f"- item {i} {words}", "", f"Paragraph {i} says {words}.", ""]
+    parts += ["```python", "code = 'kept'", "```", "", "| a | b |", "|---|---|", "| 1 | 2 |", ""]
+    text = "\n".join(parts)
+    return text.replace("\n", "\r\n") if crlf else text
+
+
+@pytest.fixture(autouse=True)
+def _fresh_limiters() -> None:
+    reset_limiters()
+
+
+def config(server: FakeOpenAI, **more: Any) -> RefineConfig:
+    fields: dict[str, Any] = {
+        "base_url": server.base_url,
+        "model": "fake-model",
+        "retry": NO_WAIT,
+        "read_timeout_s": 5.0,
+    }
+    fields.update(more)
+    return RefineConfig(**fields)
+
+
+def polish(text: str) -> str:
+    return text.replace("says", "states")
+
+
+@pytest.mark.parametrize(
+    ("backend", "concurrency", "expected"),
+    [(Backend.SELF_HOSTED, None, 4), (Backend.CLOUD, None, 12), (Backend.CLOUD, 6, 6)],
+)
+async def test_in_flight_reaches_and_never_exceeds_the_cap(
+    backend: Backend, concurrency: int | None, expected: int
+) -> None:
+    with FakeOpenAI(reply=polish, latency_s=lambda body: 0.05) as server:
+        result = await refine(report(30), config(server, backend=backend, concurrency=concurrency))
+    assert server.max_in_flight == expected
+    assert result.counts["failed"] == 0
+
+
+async def test_two_reports_at_once_share_one_cap() -> None:
+    with FakeOpenAI(latency_s=lambda body: 0.05) as server:
+        async with anyio.create_task_group() as tg:
+            for _ in range(2):
+                tg.start_soon(refine, report(15), config(server))
+    assert server.max_in_flight == 4
+    assert len(server.seen) == 2 * len(parse(report(15)).sendable)
+
+
+async def test_longest_blocks_are_sent_first() -> None:
+    text = report(12)
+    with FakeOpenAI() as server:
+        await refine(text, config(server, concurrency=1))
+    sent = [s.body["messages"][-1]["content"] for s in server.seen]
+    doc = parse(text)
+    by_length = sorted(doc.sendable, key=lambda b: (-len(b.text), b.id))
+    assert [b.text in msg for b, msg in zip(by_length, sent, strict=True)] == [True] * len(sent)
+
+
+async def test_refined_blocks_are_spliced_and_nothing_else_changes() -> None:
+    text = report(10, crlf=True)
+    with FakeOpenAI(reply=polish) as server:
+        result = await refine(text, config(server))
+    doc = parse(text)
+    assert changed_outside_blocks(doc, result) == []
+    assert "states" in result.text
+    assert "\r\n" in result.text and "\n" not in result.text.replace("\r\n", "")
+    assert result.counts["refined"] == sum("says" in b.text for b in doc.sendable)
+    assert result.counts["unchanged"] == len(doc.sendable) - result.counts["refined"]
+
+
+async def test_every_request_has_its_own_id_and_an_explicit_max_tokens() -> None:
+    with FakeOpenAI() as server, capture_logs() as logs:
+        result = await refine(report(8), config(server))
+    ids = [s.request_id for s in server.seen]
+    assert None not in ids and len(set(ids)) == len(ids)
+    assert all(isinstance(s.body.get("max_tokens"), int) for s in server.seen)
+    calls = [e for e in logs if e["event"] == "refine.call"]
+    assert {c["request_id"] for c in calls} == set(ids)
+    assert all(c["server_request_id"] == c["request_id"] for c in calls)
+    assert result.tokens.requests == len(ids)
+
+
+async def test_call_lines_are_the_usage_ledger() -> None:
+    with FakeOpenAI() as server, capture_logs() as logs:
+        await refine(report(3), config(server), report_id="r1")
+    calls = [e for e in logs if e["event"] == "refine.call"]
+    fields = {
+        "report_id", "block_id", "request_id", "attempt", "model", "backend", "prompt_tokens",
+        "completion_tokens", "cached_tokens", "finish_reason", "latency_s", "ttft_s", "max_tokens",
+    }  # fmt: skip
+    assert calls and all(fields <= set(c) for c in calls)
+    assert all(c["report_id"] == "r1" and c["backend"] == "self-hosted" for c in calls)
+    assert all(c["prompt_tokens"] > 0 and c["ttft_s"] is not None for c in calls)
+    events = [e["event"] for e in logs]
+    assert events[0] == "refine.start" and events[-1] == "refine.done"
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_truncated_replies_keep_the_original_and_warn_with_the_request_id(
+    stream: bool,
+) -> None:
+    text = report(10)
+    with FakeOpenAI(reply=polish, output_cap=6) as server, capture_logs() as logs:
+        result = await refine(text, config(server, stream=stream))
+    truncated = [o for o in result.outcomes if o.status is OutcomeStatus.TRUNCATED]
+    warnings = [e for e in logs if e["event"] == "refine.block_truncated"]
+    assert truncated and len(warnings) == len(truncated)
+    seen_ids = {s.request_id for s in server.seen}
+    for warning, outcome in zip(
+        sorted(warnings, key=lambda w: w["block_id"]), truncated, strict=True
+    ):
+        assert warning["log_level"] == "warning"
+        assert warning["request_id"] == outcome.request_id and warning["request_id"] in seen_ids
+        assert warning["line_span"] == list(outcome.line_span)
+        assert warning["completion_tokens"] == 6 and warning["max_tokens"] > 6
+    doc = parse(text)
+    for outcome in truncated:
+        assert doc.blocks[outcome.block_id].text in result.text
+
+
+async def test_a_reply_using_exactly_max_tokens_counts_as_truncated() -> None:
+    with FakeOpenAI(reply=lambda text: " ".join(["word"] * 500)) as server:
+        result = await refine("Some paragraph to polish.\n", config(server))
+    assert result.outcomes[0].status is OutcomeStatus.TRUNCATED
+    assert result.text == "Some paragraph to polish.\n"
+
+
+async def test_server_errors_are_retried_then_succeed() -> None:
+    def fault(n: int, body: dict[str, Any]) -> Fault | None:
+        return Fault(status=503) if n < 2 else None
+
+    with FakeOpenAI(reply=polish, fault=fault) as server, capture_logs() as logs:
+        result = await refine("Paragraph one says hi.\n", config(server))
+    assert result.outcomes[0].status is OutcomeStatus.REFINED
+    assert result.outcomes[0].attempts == 3
+    attempts = [e for e in logs if e["event"] == "refine.call"]
+    assert [a["status_code"] for a in attempts] == [503, 503, None]
+
+
+async def test_bad_request_fails_one_block_and_the_others_go_on() -> None:
+    text = report(6)
+    target = parse(text).sendable[3].text
+
+    def fault(n: int, body: dict[str, Any]) -> Fault | None:
+        return Fault(status=400) if target in body["messages"][-1]["content"] else None
+
+    with FakeOpenAI(reply=polish, fault=fault) as server, capture_logs() as logs:
+        result = await refine(text, config(server))
+    failed = result.failed
+    assert len(failed) == 1 and failed[0].attempts == 1 and "HTTP 400" in (failed[0].reason or "")
+    assert result.counts["refined"] > 0
+    assert any(e["event"] == "refine.block_failed" and e["log_level"] == "error" for e in logs)
+    assert target in result.text
+
+
+async def test_unauthorised_stops_the_whole_run_at_once() -> None:
+    with (
+        FakeOpenAI(fault=lambda n, body: Fault(status=401)) as server,
+        pytest.raises(AuthError, match="401"),
+    ):
+        await refine(report(40), config(server))
+    assert len(server.seen) <= 4  # only what was already in flight
+
+
+async def test_the_api_key_is_sent_but_never_logged() -> None:
+    key = "sk-test-PLANTED-1234567890"
+    with FakeOpenAI() as server, capture_logs() as logs:
+        await refine(report(2), config(server, api_key=key))
+    assert all(s.authorization == f"Bearer {key}" for s in server.seen)
+    assert key not in repr(logs)
