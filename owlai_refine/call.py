@@ -86,7 +86,11 @@ def _classify(exc: openai.APIError) -> Exception:
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         retry_after = parse_retry_after(exc.response.headers)
-        message = f"HTTP {status}: {_short(exc.message)}"
+        body = exc.body.get("message") if isinstance(exc.body, dict) else None
+        detail = (
+            body if isinstance(body, str) else exc.message.removeprefix(f"Error code: {status} - ")
+        )
+        message = f"HTTP {status}: {_short(detail)}"
         if status in (401, 403):
             return AuthError(
                 f"the server refused our credentials (HTTP {status}); check OPENAI_API_KEY",

@@ -68,7 +68,7 @@ class OutputBudget(_Frozen):
 
     ratio: float = Field(default=2.0, gt=0)
     headroom: int = Field(default=64, ge=0)
-    max_tokens: int = Field(default=4096, ge=16)
+    max_tokens: int = Field(default=4096, ge=1)
 
 
 class GuardConfig(_Frozen):

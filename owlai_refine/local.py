@@ -192,3 +192,7 @@ async def local_server(slots: int = 4, *, startup_timeout_s: float = 120.0) -> A
                 if wait.cancelled_caught:
                     proc.kill()
                     await proc.wait()
+
+
+if __name__ == "__main__":  # ``python -m owlai_refine.local``: fetch the model now, print its path
+    print(ensure_model())  # noqa: T201 - this is the command's output
