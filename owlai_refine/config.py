@@ -7,7 +7,7 @@ Every time is in seconds and every size in tokens unless a name says otherwise. 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
@@ -119,6 +119,12 @@ class RefineConfig(_Frozen):
     """Headings whose sections are never sent; ``None`` for the built-in list."""
     report_context_chars: int = Field(default=2000, ge=0)
     """At most this many characters of title and outline go into the stable prompt prefix."""
+    dispatch: Literal["longest-first", "document"] = "longest-first"
+    """Order in which blocks queue for a slot. Longest first shortens the tail (the report is
+    done when its slowest block is); ``document`` is kept for benchmarks."""
+    prompt_layout: Literal["prefix-first", "block-first"] = "prefix-first"
+    """``prefix-first`` puts the instructions and report context before the block, so a
+    server's prefix cache reuses them across blocks; ``block-first`` is kept for benchmarks."""
 
     @field_validator("base_url")
     @classmethod

@@ -155,7 +155,9 @@ class _Run:
         """Call the model for ``block``, retrying; ``(reply, request_id, attempts, max_tokens)``."""
         policy = self.config.retry
         max_tokens = max_tokens_for(block, self.config.output)
-        messages = build_messages(block, self.context)
+        messages = build_messages(
+            block, self.context, block_first=self.config.prompt_layout == "block-first"
+        )
         watchdog = watchdog_for(block, self.config.guard) if self.config.stream else None
         attempt = 0
         retrying = AsyncRetrying(
@@ -310,7 +312,8 @@ def _plan(doc: Document, config: RefineConfig) -> tuple[list[Block], dict[int, B
             )
         else:
             send.append((size, block))
-    send.sort(key=lambda pair: (-pair[0], pair[1].id))  # longest first: the tail is shorter
+    if config.dispatch == "longest-first":  # the report is done when its slowest block is
+        send.sort(key=lambda pair: (-pair[0], pair[1].id))
     return [b for _, b in send], skipped
 
 
