@@ -1,0 +1,218 @@
+"""Client overhead: CPU time per block call with the replay transport, against bare httpx.
+
+    python -m benchmarks.client_overhead [--blocks 2000] [--repeats 5] [--profile]
+
+A 2,000-block report is built from the real reports' own paragraphs and list items (each under
+its own numbered section, so every request is distinct), and its replies are recorded once into
+a cassette (``benchmarks/out/``): each reply streams the block back one token piece per chunk,
+as a server does, with the first letter's case changed where it is an ASCII letter (so most
+replies are ``refined`` and run the whole guard; the others are ``unchanged``).
+
+Measured with ``time.process_time`` (CPU seconds of this process), interleaved, the minimum of
+``--repeats`` runs each:
+
+``ours``
+    ``refine_document`` over the whole report through ``cassette.ReplayTransport``: plan,
+    prompts, the openai client, retries, the limiter, streaming parse, the guard, outcomes, the
+    JSON log (rendered as the CLI does, into ``os.devnull``) and the splice.
+``bare``
+    An ``httpx2.AsyncClient`` on a bare ``httpx2.MockTransport`` POSTing the same JSON bodies
+    (serialised in the loop) with the same number in flight, and parsing the same replies (each
+    SSE event's JSON, the content joined). The transport finds each reply by the body's bytes.
+
+``--profile`` prints cProfile's top functions for one more run of ``ours``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import pstats
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+
+from benchmarks._common import (
+    REPO,
+    print_table,
+    quiet_json_logging,
+    read_report,
+    report_paths,
+    streamed_reply,
+)
+from owlai_refine import RefineConfig, parse
+from owlai_refine.blocks import Document
+from owlai_refine.cassette import RecordingTransport, ReplayTransport
+from owlai_refine.limiter import reset_limiters
+from owlai_refine.refine import refine_document
+
+BASE_URL = "http://replay.invalid/v1"
+MODEL = "replay"
+OUT = REPO / "benchmarks" / "out"
+
+
+def candidate_texts() -> list[str]:
+    """Block texts from the real reports that stand alone as exactly one sendable paragraph."""
+    texts: list[str] = []
+    for path in report_paths():
+        for block in parse(read_report(path)).sendable:
+            alone = parse(block.text).blocks
+            if len(alone) == 1 and alone[0].sendable and alone[0].text == block.text:
+                texts.append(block.text)
+    return texts
+
+
+def build_report(n_blocks: int) -> str:
+    """A report of ``n_blocks`` sendable paragraphs, ten per section, cycling the real texts."""
+    texts = candidate_texts()
+    parts = ["# Benchmark report: real paragraphs", ""]
+    for i in range(n_blocks):
+        if i % 10 == 0:
+            parts += [f"## Section {i // 10 + 1}", ""]
+        parts += [texts[i % len(texts)], ""]
+    return "\n".join(parts)
+
+
+def edited(text: str) -> str:
+    """The reply the recorded model gives: the first letter's case changed, if ASCII."""
+    if text[:1].isascii() and text[:1].isalpha():
+        return text[0].swapcase() + text[1:]
+    return text
+
+
+def _reply_for(request: httpx2.Request) -> httpx2.Response:
+    body = json.loads(request.content)
+    user = body["messages"][-1]["content"]
+    text = user.split("<block>\n", 1)[1].rsplit("\n</block>", 1)[0]
+    data = streamed_reply(edited(text), rid="chatcmpl-bench", model=MODEL, prompt=len(user) // 4)
+    return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=data)
+
+
+async def record(doc: Document, config: RefineConfig, tape: Path) -> None:
+    tape.unlink(missing_ok=True)  # noqa: ASYNC240 - set-up, before anything is timed
+    reset_limiters()
+    transport = RecordingTransport(tape, httpx2.MockTransport(_reply_for))
+    await refine_document(doc, config, base_url=BASE_URL, model=MODEL, transport=transport)
+
+
+async def ours(doc: Document, config: RefineConfig, transport: ReplayTransport) -> float:
+    reset_limiters()
+    started = time.process_time()
+    result = await refine_document(doc, config, base_url=BASE_URL, model=MODEL, transport=transport)
+    cpu = time.process_time() - started
+    if result.counts["failed"] or result.tokens.requests != len(doc.blocks):
+        raise SystemExit(f"replay went wrong: {result.counts}")
+    return cpu
+
+
+def bare_transport(tape: Path) -> tuple[httpx2.MockTransport, list[dict[str, Any]]]:
+    """A bare MockTransport answering by the request body's bytes, and the recorded bodies."""
+    exchanges = [json.loads(line) for line in tape.read_text(encoding="utf-8").splitlines()]
+    bodies = [e["request"] for e in exchanges]
+    replies = {json.dumps(e["request"]).encode(): e["response"]["body"].encode() for e in exchanges}
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(
+            200, headers={"content-type": "text/event-stream"}, content=replies[request.content]
+        )
+
+    return httpx2.MockTransport(answer), bodies
+
+
+async def bare(transport: httpx2.MockTransport, bodies: list[dict[str, Any]], slots: int) -> float:
+    limiter = anyio.CapacityLimiter(slots)
+    contents: list[str] = []
+
+    async def one(client: httpx2.AsyncClient, body: dict[str, Any]) -> None:
+        async with limiter:
+            response = await client.post(
+                "/chat/completions",
+                content=json.dumps(body).encode(),
+                headers={"content-type": "application/json"},
+            )
+            parts = []
+            for event in response.text.split("\n\n"):
+                data = event.removeprefix("data: ")
+                if data and data != "[DONE]":
+                    for choice in json.loads(data)["choices"]:
+                        parts.append(choice["delta"].get("content") or "")
+            contents.append("".join(parts))
+
+    started = time.process_time()
+    async with (
+        httpx2.AsyncClient(transport=transport, base_url=BASE_URL) as client,
+        anyio.create_task_group() as tg,
+    ):
+        for body in bodies:
+            tg.start_soon(one, client, body)
+    cpu = time.process_time() - started
+    if len(contents) != len(bodies):
+        raise SystemExit("bare run lost replies")
+    return cpu
+
+
+async def run(args: argparse.Namespace) -> int:
+    quiet_json_logging()
+    doc = parse(build_report(args.blocks))
+    if len(doc.sendable) != args.blocks or len(doc.blocks) != args.blocks:
+        raise SystemExit(f"built {len(doc.sendable)} sendable of {len(doc.blocks)} blocks")
+    config = RefineConfig(base_url=BASE_URL, model=MODEL)
+    OUT.mkdir(parents=True, exist_ok=True)
+    tape = OUT / f"client-overhead-{args.blocks}.jsonl"
+    await record(doc, config, tape)
+    replay = ReplayTransport(tape)
+    bare_mock, bodies = bare_transport(tape)
+    mine: list[float] = []
+    theirs: list[float] = []
+    for _ in range(args.repeats):
+        mine.append(await ours(doc, config, replay))
+        theirs.append(await bare(bare_mock, bodies, config.slots))
+    reset_limiters()
+    counts = (
+        await refine_document(doc, config, base_url=BASE_URL, model=MODEL, transport=replay)
+    ).counts
+    n = args.blocks
+    print(
+        f"{n} block calls, {config.slots} in flight, CPU seconds (process_time), "
+        f"min of {args.repeats} interleaved runs; outcomes {counts}"
+    )
+    print_table(
+        ["client", "CPU s (min)", "CPU s (median)", "ms per call"],
+        [
+            ["ours (replay)", min(mine), sorted(mine)[len(mine) // 2], 1000 * min(mine) / n],
+            ["bare httpx2", min(theirs), sorted(theirs)[len(theirs) // 2], 1000 * min(theirs) / n],
+        ],
+    )
+    print(f"ours / bare = {min(mine) / min(theirs):.2f}x   (targets: <= 1 ms per call, <= 1.5x)")
+    if args.profile:
+        profiler = cProfile.Profile()
+        reset_limiters()
+        profiler.enable()
+        await refine_document(doc, config, base_url=BASE_URL, model=MODEL, transport=replay)
+        profiler.disable()
+        out = io.StringIO()
+        stats = pstats.Stats(profiler, stream=out)
+        stats.sort_stats("cumulative").print_stats(args.profile_lines)
+        stats.sort_stats("tottime").print_stats(args.profile_lines)
+        print(out.getvalue())
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.client_overhead")
+    parser.add_argument("--blocks", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--profile", action="store_true", help="print a cProfile of one run")
+    parser.add_argument("--profile-lines", type=int, default=40)
+    args = parser.parse_args(argv)
+    return anyio.run(run, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,168 @@
+"""Tail latency: a report's makespan divided by its lower bound, by dispatch order and slots.
+
+    python -m benchmarks.tail_latency [--sum-s 16] [--repeats 2] [--slots 4 12] [REPORT ...]
+
+Each real report is refined against the benchmark server (``benchmarks._server``, its own
+process) whose latency per request follows :class:`benchmarks._common.LatencyModel`: time to
+first token proportional to the prompt's tokens, then a fixed time per output token (the reply
+echoes the block, so output tokens = the block's token estimate). The model's proportions are a
+GPU server's (prefill 5,000 tokens/s, decode 50 tokens/s per sequence); for each report, time is
+compressed (``scale``) so that the block latencies add up to ``--sum-s`` seconds.
+
+The lower bound for ``m`` slots is ``max(sum of block latencies / m, longest block latency)``,
+from the same model and the same prompts the refiner sends. The makespan is the wall time of
+``refine_document`` (client start to last reply, all client overhead included), the minimum over
+``--repeats`` runs. ``sim`` is the same dispatch order scheduled with zero overhead (list
+scheduling on ``m`` slots in queue order): what the order alone costs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+
+from benchmarks._common import (
+    LatencyModel,
+    print_table,
+    prompt_tokens,
+    quiet_json_logging,
+    read_report,
+    report_paths,
+)
+from benchmarks._server import MODEL, ServerProcess
+from owlai_refine import RefineConfig, parse
+from owlai_refine.blocks import Document
+from owlai_refine.limiter import reset_limiters
+from owlai_refine.prompt import build_messages, estimate_tokens, report_context
+from owlai_refine.refine import _plan, refine_document
+
+DISPATCHES = ("longest-first", "document")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One report's blocks in each dispatch order, with their modelled latencies (seconds)."""
+
+    name: str
+    doc: Document
+    model: LatencyModel
+    latencies: dict[str, list[float]]  # dispatch -> latencies in queue order
+
+    @property
+    def total(self) -> float:
+        return sum(self.latencies["document"])
+
+    @property
+    def longest(self) -> float:
+        return max(self.latencies["document"], default=0.0)
+
+    def bound(self, slots: int) -> float:
+        return max(self.total / slots, self.longest)
+
+    def simulated(self, dispatch: str, slots: int) -> float:
+        """List scheduling in queue order on ``slots`` slots, with no overhead."""
+        free = [0.0] * slots
+        end = 0.0
+        for latency in self.latencies[dispatch]:
+            start = heapq.heappop(free)
+            heapq.heappush(free, start + latency)
+            end = max(end, start + latency)
+        return end
+
+
+def plan(path: Path, base: RefineConfig, sum_s: float) -> Plan:
+    doc = parse(read_report(path))
+    context = report_context(doc, base.report_context_chars)
+    unit = LatencyModel()
+    latencies: dict[str, list[float]] = {}
+    scale = 1.0
+    for dispatch in DISPATCHES:
+        to_send, _ = _plan(doc, base.model_copy(update={"dispatch": dispatch}))  # the real plan
+        raw = [
+            unit.latency(prompt_tokens(build_messages(b, context)), estimate_tokens(b.text))
+            for b in to_send
+        ]
+        scale = sum_s / sum(raw) if raw else 1.0
+        latencies[dispatch] = [x * scale for x in raw]
+    model = LatencyModel(unit.prefill_s_per_token, unit.decode_s_per_token, scale)
+    return Plan(path.stem, doc, model, latencies)
+
+
+async def makespan(server: ServerProcess, p: Plan, config: RefineConfig) -> float:
+    """Wall time of one refine of ``p`` against the server; checks the server saw what the
+    bound assumes (the same latencies, at most ``slots`` in flight, every request answered)."""
+    server.control(mode="latency", **p.model.to_json())
+    reset_limiters()
+    started = time.perf_counter()
+    result = await refine_document(p.doc, config, base_url=server.base_url, model=MODEL)
+    elapsed = time.perf_counter() - started
+    stats = server.stats()
+    served = sum(r["modelled_s"] for r in stats["records"])
+    if abs(served - p.total) > 1e-6 * max(1.0, p.total) or result.counts["failed"]:
+        raise SystemExit(f"{p.name}: server modelled {served:.4f} s, bound assumes {p.total:.4f}")
+    if stats["max_in_flight"] > config.slots:
+        raise SystemExit(f"{p.name}: {stats['max_in_flight']} in flight > {config.slots} slots")
+    return elapsed
+
+
+async def run(args: argparse.Namespace) -> int:
+    quiet_json_logging()
+    paths = [Path(p) for p in args.reports] or report_paths()
+    rows = []
+    totals: dict[tuple[str, int], list[float]] = {}
+    with ServerProcess() as server:
+        base = RefineConfig(base_url=server.base_url, model=MODEL, read_timeout_s=60)
+        for path in paths:
+            p = plan(path, base, args.sum_s)
+            if not p.latencies["document"]:
+                continue
+            row: list[object] = [p.name, len(p.latencies["document"]), f"{p.model.scale:.4f}"]
+            for slots in args.slots:
+                bound = p.bound(slots)
+                row.append(f"{bound:.2f}")
+                for dispatch in DISPATCHES:
+                    config = base.model_copy(update={"dispatch": dispatch, "concurrency": slots})
+                    runs = [await makespan(server, p, config) for _ in range(args.repeats)]
+                    measured = min(runs)
+                    row += [measured / bound, p.simulated(dispatch, slots) / bound]
+                    t = totals.setdefault((dispatch, slots), [0.0, 0.0, 0.0])
+                    t[0] += measured
+                    t[1] += bound
+                    t[2] = max(t[2], measured / bound)
+            rows.append(row)
+            print(f"  done {p.name}", file=sys.stderr, flush=True)
+    headers = ["report", "sent", "scale"]
+    for slots in args.slots:
+        headers += [f"bound@{slots} s", f"LF@{slots}", "sim", f"doc@{slots}", "sim"]
+    print(
+        f"makespan / max(sum/slots, longest); latencies scaled to sum {args.sum_s:g} s per "
+        f"report; min of {args.repeats} run(s); 'sim' = same order, zero overhead"
+    )
+    print_table(headers, rows)
+    print()
+    print("overall (sum of makespans / sum of bounds; worst report):")
+    print_table(
+        ["dispatch", "slots", "overall", "worst"],
+        [[d, s, t[0] / t[1], t[2]] for (d, s), t in sorted(totals.items())],
+    )
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.tail_latency")
+    parser.add_argument("reports", nargs="*", help="report files (default: every real report)")
+    parser.add_argument("--sum-s", type=float, default=16.0, help="block latencies add up to")
+    parser.add_argument("--repeats", type=int, default=1, help="runs per cell; the min counts")
+    parser.add_argument("--slots", type=int, nargs="+", default=[4, 12])
+    args = parser.parse_args(argv)
+    return anyio.run(run, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
