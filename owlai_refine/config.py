@@ -93,7 +93,10 @@ class RefineConfig(_Frozen):
     (:data:`DEFAULT_CONCURRENCY`); for a self-hosted vLLM server set it to ``max_num_seqs``.
     """
 
-    base_url: str | None = None
+    base_url: str | tuple[str, ...] | None = None
+    """The OpenAI-compatible endpoint (``http://host:port/v1``), or several endpoints serving
+    the same model (e.g. one vLLM server per GPU group): each has its own ``slots``, and a
+    block goes to whichever has a free slot. ``None``: the embedded llama.cpp server."""
     model: str | None = None
     api_key: SecretStr | None = Field(default=None, repr=False)
     backend: Backend = Backend.SELF_HOSTED
@@ -126,19 +129,49 @@ class RefineConfig(_Frozen):
     """``prefix-first`` puts the instructions and report context before the block, so a
     server's prefix cache reuses them across blocks; ``block-first`` is kept for benchmarks."""
 
-    @field_validator("base_url")
+    limiter: str | None = None
+    """Where the slots are counted: ``None`` for this process (an ``anyio.CapacityLimiter`` per
+    endpoint), or ``redis://HOST:PORT/DB`` to share each endpoint's cap with every worker
+    process using the same Redis (needs ``owlai-refine[redis]``)."""
+    limiter_lease_s: float = Field(default=30.0, ge=0.1, le=3600)
+    """Redis limiter: a slot held by a worker that died comes back within this many seconds."""
+    set_aside_s: float = Field(default=30.0, ge=0)
+    """With several endpoints: how long one that refused a connection gets no new requests
+    (it is probed meanwhile and comes back as soon as it answers)."""
+
+    @field_validator("base_url", mode="before")
     @classmethod
-    def _check_url(cls, value: str | None) -> str | None:
+    def _check_url(cls, value: object) -> str | tuple[str, ...] | None:
         if value is None:
             return None
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError(f"base URL must be http(s)://host[:port]/path, got {value!r}")
-        return value.rstrip("/")
+        urls = [value] if isinstance(value, str) else list(value)  # type: ignore[call-overload]
+        if not urls:
+            return None
+        checked: list[str] = []
+        for url in urls:
+            parts = urlsplit(str(url))
+            if parts.scheme not in ("http", "https") or not parts.netloc:
+                raise ValueError(f"base URL must be http(s)://host[:port]/path, got {url!r}")
+            checked.append(str(url).rstrip("/"))
+        return checked[0] if len(checked) == 1 else tuple(checked)
+
+    @field_validator("limiter")
+    @classmethod
+    def _check_limiter(cls, value: str | None) -> str | None:
+        if value is not None and urlsplit(value).scheme not in ("redis", "rediss", "unix"):
+            raise ValueError(f"limiter must be redis://HOST:PORT/DB, got {redact_url(value)!r}")
+        return value
+
+    @property
+    def base_urls(self) -> tuple[str, ...]:
+        """The configured endpoints (empty: the embedded server)."""
+        if self.base_url is None:
+            return ()
+        return (self.base_url,) if isinstance(self.base_url, str) else self.base_url
 
     @property
     def slots(self) -> int:
-        """Requests in flight allowed to this endpoint."""
+        """Requests in flight allowed to each endpoint."""
         return self.concurrency or DEFAULT_CONCURRENCY[self.backend]
 
 

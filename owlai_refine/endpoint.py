@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import os
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
 
 import httpx2
 import openai
 
 from owlai_refine.config import RefineConfig, redact_url
 from owlai_refine.errors import AuthError, ConfigError
+from owlai_refine.limiter import SlotLimiter, open_limiter
+from owlai_refine.routing import Endpoint, EndpointPool
 
-__all__ = ["endpoint_key", "make_client", "resolve_model"]
+__all__ = ["endpoint_key", "make_client", "open_pool", "resolve_model"]
 
 
 def make_client(
@@ -80,3 +84,70 @@ async def resolve_model(client: openai.AsyncOpenAI, config: RefineConfig) -> str
             "set --model or OWLAI_REFINE_MODEL"
         )
     return names[0]
+
+
+@asynccontextmanager
+async def open_pool(
+    config: RefineConfig,
+    base_urls: Sequence[str],
+    *,
+    model: str | None = None,
+    transport: httpx2.AsyncBaseTransport | None = None,
+    limiter: SlotLimiter | None = None,
+) -> AsyncIterator[EndpointPool]:
+    """Open a client and a slot limiter for each of ``base_urls`` and yield their pool; close
+    them all on exit.
+
+    ``model`` (else ``config.model``, else the one model every answering server lists) is used
+    on every endpoint. ``limiter`` replaces the limiter of a single endpoint; otherwise each gets
+    :func:`~owlai_refine.limiter.open_limiter` for ``config.limiter``.
+
+    Raises :class:`ConfigError` (no model, servers disagree on it, ``limiter`` with several
+    endpoints, Redis extra missing) and :class:`AuthError`.
+    """
+    if limiter is not None and len(base_urls) > 1:
+        raise ConfigError("an explicit limiter serves one endpoint; use config.limiter for several")
+    async with AsyncExitStack() as stack:
+        clients = []
+        for url in base_urls:
+            client = make_client(config, url, transport)
+            stack.push_async_callback(client.close)
+            clients.append(client)
+        model = model or config.model or await _resolve_everywhere(clients, config)
+        endpoints = [
+            Endpoint(
+                base_url=url,
+                client=client,
+                model=model,
+                limiter=limiter
+                or open_limiter(
+                    config.limiter,
+                    endpoint_key(url, model),
+                    config.slots,
+                    lease_s=config.limiter_lease_s,
+                    stack=stack,
+                ),
+            )
+            for url, client in zip(base_urls, clients, strict=True)
+        ]
+        yield EndpointPool(endpoints, set_aside_s=config.set_aside_s)
+
+
+async def _resolve_everywhere(clients: list[openai.AsyncOpenAI], config: RefineConfig) -> str:
+    """The model every answering server serves; unreachable servers are skipped if one answers."""
+    names: set[str] = set()
+    errors: list[ConfigError] = []
+    for client in clients:
+        try:
+            names.add(await resolve_model(client, config))
+        except AuthError:
+            raise
+        except ConfigError as exc:
+            errors.append(exc)
+    if not names:
+        raise errors[0]
+    if len(names) > 1:
+        raise ConfigError(
+            f"the servers serve different models ({', '.join(sorted(names))}); set --model"
+        )
+    return names.pop()

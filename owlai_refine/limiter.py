@@ -13,6 +13,7 @@ reports refined at once against one vLLM server still send at most ``max_num_seq
 
 from __future__ import annotations
 
+from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import Protocol, runtime_checkable
 
@@ -20,7 +21,9 @@ import anyio
 import structlog
 from anyio.lowlevel import RunVar
 
-__all__ = ["SlotLimiter", "limiter_for", "reset_limiters"]
+from owlai_refine.errors import ConfigError
+
+__all__ = ["SlotLimiter", "limiter_for", "open_limiter", "reset_limiters"]
 
 _log = structlog.get_logger("owlai_refine")
 
@@ -93,3 +96,26 @@ def reset_limiters() -> None:
     """Forget every registered limiter (for tests that change a cap between runs)."""
     global _generation  # noqa: PLW0603 - the registry is the one documented module-level state
     _generation += 1
+
+
+def open_limiter(
+    url: str | None, endpoint_key: str, slots: int, *, lease_s: float, stack: AsyncExitStack
+) -> SlotLimiter:
+    """The limiter for one endpoint: the process-wide in-process one (``url=None``), or a
+    :class:`~owlai_refine.redis_limiter.RedisLimiter` shared through ``url``
+    (``redis://HOST:PORT/DB``) with ``lease_s`` seconds leases, closed when ``stack`` closes.
+
+    Raises :class:`~owlai_refine.errors.ConfigError` if the ``redis`` extra is missing or the
+    URL is unusable.
+    """
+    if url is None:
+        return limiter_for(endpoint_key, slots)
+    try:
+        from owlai_refine.redis_limiter import RedisLimiter  # noqa: PLC0415 - optional extra
+    except ImportError as exc:
+        raise ConfigError(
+            "a Redis limiter needs the redis extra: pip install 'owlai-refine[redis]'"
+        ) from exc
+    limiter = RedisLimiter(url, endpoint_key, slots, lease_s=lease_s)
+    stack.push_async_callback(limiter.aclose)
+    return limiter

@@ -8,40 +8,34 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import anyio
 import httpx2
-import openai
 import structlog
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    retry_if_exception_type,
-    stop_after_attempt,
-    stop_before_delay,
-    wait_random_exponential,
-)
 
 from owlai_refine.blocks import Block, Document, SkipReason
 from owlai_refine.call import Reply, call_model
 from owlai_refine.config import RefineConfig, redact_url
-from owlai_refine.endpoint import endpoint_key, make_client, resolve_model
+from owlai_refine.endpoint import open_pool
 from owlai_refine.errors import (
     BlockCallError,
     CassetteMissError,
     FatalCallError,
+    LimiterError,
     RefineError,
     RetryableCallError,
 )
 from owlai_refine.guard import check_reply, watchdog_for
-from owlai_refine.limiter import SlotLimiter, limiter_for
+from owlai_refine.limiter import SlotLimiter
 from owlai_refine.parse import parse
 from owlai_refine.prompt import build_messages, estimate_tokens, max_tokens_for, report_context
 from owlai_refine.results import BlockOutcome, OutcomeStatus, RefineResult, TokenTotals
+from owlai_refine.retry import RunState, retrying
+from owlai_refine.routing import Endpoint, EndpointPool
 from owlai_refine.splice import splice
 
 __all__ = ["refine", "refine_document", "refine_sync"]
@@ -54,78 +48,24 @@ class _RunStopped(Exception):
 
 
 @dataclass
-class _RunState:
-    """What the block tasks of one run share: the circuit breaker and token totals."""
-
-    max_connection_failures: int
-    consecutive_connection_failures: int = 0
-    stop_reason: str | None = None
-    fatal: RefineError | None = None
-    stopped: anyio.Event = field(default_factory=anyio.Event)
-    totals: dict[str, int] = field(
-        default_factory=lambda: dict.fromkeys(
-            ("prompt_tokens", "completion_tokens", "cached_tokens", "requests"), 0
-        )
-    )
-
-    def note(self, error: BlockCallError | None) -> None:
-        if error is not None and error.connection:
-            self.consecutive_connection_failures += 1
-            if self.consecutive_connection_failures >= self.max_connection_failures:
-                self.stop(
-                    f"{self.consecutive_connection_failures} consecutive connection failures: "
-                    f"the server looks gone (last: {error})"
-                )
-        else:
-            self.consecutive_connection_failures = 0
-
-    def stop(self, reason: str) -> None:
-        if self.stop_reason is None:
-            self.stop_reason = reason
-            self.stopped.set()
-
-    async def sleep(self, seconds: float) -> None:
-        """A retry back-off wait that ends early if the run stops."""
-        with anyio.move_on_after(seconds):
-            await self.stopped.wait()
-
-
-def _retry_wait(config: RefineConfig) -> Callable[[RetryCallState], float]:
-    policy = config.retry
-    jitter = wait_random_exponential(multiplier=policy.initial_wait_s, max=policy.max_wait_s)
-
-    def wait(state: RetryCallState) -> float:
-        seconds = jitter(state)
-        exc = state.outcome.exception() if state.outcome else None
-        if isinstance(exc, BlockCallError) and exc.retry_after_s is not None:
-            seconds = max(seconds, exc.retry_after_s)  # the server knows when it will have room
-        return seconds * policy.wait_scale
-
-    return wait
-
-
-@dataclass
 class _Run:
     doc: Document
     config: RefineConfig
-    client: openai.AsyncOpenAI
-    model: str
-    base_url: str
-    limiter: SlotLimiter
-    state: _RunState
+    pool: EndpointPool
+    state: RunState
     context: str
     log: Any
 
     def call_fields(
-        self, block: Block, request_id: str, attempt: int, max_tokens: int
+        self, block: Block, endpoint: Endpoint, request_id: str, attempt: int, max_tokens: int
     ) -> dict[str, Any]:
         return {
             "block_id": block.id,
             "request_id": request_id,
             "attempt": attempt,
-            "model": self.model,
+            "model": endpoint.model,
             "backend": self.config.backend.value,
-            "base_url": redact_url(self.base_url),
+            "base_url": redact_url(endpoint.base_url),
             "max_tokens": max_tokens,
         }
 
@@ -153,34 +93,26 @@ class _Run:
 
     async def send(self, block: Block) -> tuple[Reply, str, int, int]:
         """Call the model for ``block``, retrying; ``(reply, request_id, attempts, max_tokens)``."""
-        policy = self.config.retry
         max_tokens = max_tokens_for(block, self.config.output)
         messages = build_messages(
             block, self.context, block_first=self.config.prompt_layout == "block-first"
         )
         watchdog = watchdog_for(block, self.config.guard) if self.config.stream else None
         attempt = 0
-        retrying = AsyncRetrying(
-            retry=retry_if_exception_type(RetryableCallError),
-            stop=stop_after_attempt(policy.max_attempts) | stop_before_delay(policy.max_total_s),
-            wait=_retry_wait(self.config),
-            sleep=self.state.sleep,
-            reraise=True,
-        )
-        async for try_ in retrying:
+        async for try_ in retrying(self.config.retry, self.state):
             with try_:
                 if self.state.stop_reason:
                     raise _RunStopped(self.state.stop_reason)
                 attempt += 1
                 request_id = uuid.uuid4().hex
-                fields = self.call_fields(block, request_id, attempt, max_tokens)
-                async with self.limiter:
+                async with self.pool.slot() as endpoint:
                     if self.state.stop_reason:
                         raise _RunStopped(self.state.stop_reason)
+                    fields = self.call_fields(block, endpoint, request_id, attempt, max_tokens)
                     try:
                         reply = await call_model(
-                            self.client,
-                            model=self.model,
+                            endpoint.client,
+                            model=endpoint.model,
                             messages=messages,
                             max_tokens=max_tokens,
                             temperature=self.config.temperature,
@@ -193,6 +125,8 @@ class _Run:
                         exc.attempts, exc.request_id = attempt, request_id
                         self.state.note(exc)
                         self.log_call(fields, None, exc)
+                        if exc.connection:
+                            self.pool.set_aside(endpoint, exc)
                         raise
                 self.state.note(None)
                 self.log_call(fields, reply, None)
@@ -204,6 +138,9 @@ class _Run:
         ``CassetteMissError`` (naming the block) and ``AuthError``, which stop the run."""
         try:
             reply, request_id, attempts, max_tokens = await self.send(block)
+        except LimiterError as exc:  # fail closed: nothing more is sent, every block kept
+            self.state.stop(f"limiter failed: {exc}", by="limiter")
+            return self.failed(block, f"not sent: {exc}", 0, None)
         except _RunStopped as exc:
             return self.failed(block, f"not sent: {exc}", 0, None)
         except (RetryableCallError, FatalCallError) as exc:
@@ -321,31 +258,29 @@ async def refine_document(
     doc: Document,
     config: RefineConfig,
     *,
-    base_url: str,
+    base_urls: Sequence[str],
     model: str | None = None,
     report_id: str | None = None,
     transport: httpx2.AsyncBaseTransport | None = None,
     limiter: SlotLimiter | None = None,
 ) -> RefineResult:
-    """Refine a parsed document against the server at ``base_url`` (no embedded server).
+    """Refine a parsed document against the servers at ``base_urls`` (no embedded server).
 
-    See :func:`refine`; this is its core once the endpoint is known.
+    See :func:`refine`; this is its core once the endpoints are known.
     """
     started = time.perf_counter()
     report_id = report_id or uuid.uuid4().hex[:12]
     log = _log.bind(report_id=report_id)
     to_send, outcomes = _plan(doc, config)
-    client = make_client(config, base_url, transport)
-    async with client:
-        model = model or await resolve_model(client, config)
+    state = RunState(config.max_consecutive_connection_failures)
+    async with open_pool(
+        config, base_urls, model=model, transport=transport, limiter=limiter
+    ) as pool:
         run = _Run(
             doc=doc,
             config=config,
-            client=client,
-            model=model,
-            base_url=base_url,
-            limiter=limiter or limiter_for(endpoint_key(base_url, model), config.slots),
-            state=_RunState(config.max_consecutive_connection_failures),
+            pool=pool,
+            state=state,
             context=report_context(doc, config.report_context_chars),
             log=log,
         )
@@ -354,37 +289,41 @@ async def refine_document(
             blocks=len(doc.blocks),
             to_send=len(to_send),
             skipped=len(outcomes),
-            model=model,
+            model=pool.endpoints[0].model,
             backend=config.backend.value,
-            base_url=redact_url(base_url),
-            concurrency=int(run.limiter.total_tokens),
+            base_url=",".join(str(redact_url(e.base_url)) for e in pool.endpoints),
+            concurrency=pool.slots,
             stream=config.stream,
         )
 
         async def one(block: Block) -> None:
             try:
                 outcomes[block.id] = await run.refine_block(block)
-            except RefineError as exc:  # AuthError, CassetteMissError: stop the whole run
-                if run.state.fatal is None:
-                    run.state.fatal = exc
-                run.state.stop(str(exc))
+            except RefineError as exc:  # AuthError, CassetteMissError, LimiterError: stop all
+                if state.fatal is None:
+                    state.fatal = exc
+                state.stop(str(exc), by="fatal")
                 tg.cancel_scope.cancel()
 
-        async with anyio.create_task_group() as tg:
-            for block in to_send:
-                tg.start_soon(one, block)
-    if run.state.fatal is not None:
-        raise run.state.fatal
+        async with anyio.create_task_group() as routing:
+            pool.start(routing)
+            async with anyio.create_task_group() as tg:
+                for block in to_send:
+                    tg.start_soon(one, block)
+            routing.cancel_scope.cancel()
+    if state.fatal is not None:
+        raise state.fatal
     ordered = tuple(outcomes[b.id] for b in doc.blocks)
     text = splice(doc, {o.block_id: o.text for o in ordered if o.text is not None})
-    totals = TokenTotals(**run.state.totals)
+    totals = TokenTotals(**state.totals)
     result = RefineResult(
         report_id=report_id,
         text=text,
         outcomes=ordered,
         tokens=totals,
         elapsed_s=time.perf_counter() - started,
-        stopped_early=run.state.stop_reason,
+        stopped_early=state.stop_reason,
+        stopped_by=state.stopped_by,
     )
     log.info(
         "refine.done",
@@ -417,33 +356,37 @@ async def refine(
     the model is (default: the embedded llama.cpp server, which needs ``owlai-refine[local]``
     and is started for this call and stopped after it). ``transport`` replaces the network
     (``owlai_refine.cassette`` record/replay); with a replay transport no server is started.
-    ``limiter`` replaces the process-wide per-endpoint limiter (e.g. a Redis limiter shared by
-    several processes). ``report_id`` tags every log line (default: a random 12-hex id).
+    ``limiter`` replaces the per-endpoint limiter of a single endpoint (default: the
+    process-wide in-process one, or ``config.limiter``'s Redis one). ``report_id`` tags every
+    log line (default: a random 12-hex id).
 
     Blocks are sent longest first, at most ``config.slots`` at once per endpoint across every
-    refine running in this event loop. A block whose reply is truncated, rejected by the guard,
-    or fails after retries keeps its original text; nothing is lost.
+    refine running in this event loop (or, with a Redis limiter, across every worker). A block
+    whose reply is truncated, rejected by the guard, or fails after retries keeps its original
+    text; nothing is lost.
 
     Raises :class:`~owlai_refine.errors.ConfigError` (no usable model or endpoint),
     :class:`~owlai_refine.errors.AuthError` (401/403: raised at once, nothing more is sent),
     :class:`~owlai_refine.errors.CassetteMissError` (replay has no reply for a block),
-    :class:`~owlai_refine.errors.LocalModelError` (the embedded server cannot start).
+    :class:`~owlai_refine.errors.LocalModelError` (the embedded server cannot start),
+    :class:`~owlai_refine.errors.LimiterError` (the shared limiter failed; nothing was sent
+    without a slot).
     """
     config = config or RefineConfig()
     doc = parse(source, reference_headings=config.reference_headings)
     run = partial(
         refine_document, doc, config, report_id=report_id, transport=transport, limiter=limiter
     )
-    if config.base_url is not None:
-        return await run(base_url=config.base_url)
+    if config.base_urls:
+        return await run(base_urls=config.base_urls)
     from owlai_refine.local import LOCAL_MODEL_NAME, local_server  # noqa: PLC0415 - optional extra
 
     if transport is not None and getattr(transport, "offline", False):
         return await run(
-            base_url="http://embedded.invalid/v1", model=config.model or LOCAL_MODEL_NAME
+            base_urls=["http://embedded.invalid/v1"], model=config.model or LOCAL_MODEL_NAME
         )
     async with local_server(slots=config.slots) as base_url:
-        return await run(base_url=base_url, model=config.model or LOCAL_MODEL_NAME)
+        return await run(base_urls=[base_url], model=config.model or LOCAL_MODEL_NAME)
 
 
 def refine_sync(

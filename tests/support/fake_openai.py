@@ -90,6 +90,8 @@ class FakeOpenAI:
         self.in_flight = 0
         self.max_in_flight = 0
         self.seen: list[Seen] = []
+        self.active: dict[int, Seen] = {}
+        """Requests in flight now, by number."""
         self._httpd: ThreadingHTTPServer | None = None
 
     @property
@@ -130,11 +132,18 @@ class FakeOpenAI:
                 in_flight=self.in_flight,
             )
             self.seen.append(seen)
+            self.active[seen.number] = seen
         return seen
 
-    def leave(self) -> None:
+    def leave(self, seen: Seen) -> None:
         with self.lock:
             self.in_flight -= 1
+            self.active.pop(seen.number, None)
+
+    def active_matching(self, needle: str) -> int:
+        """Requests in flight now whose last message contains ``needle``."""
+        with self.lock:
+            return sum(needle in s.body["messages"][-1]["content"] for s in self.active.values())
 
 
 class _Server(ThreadingHTTPServer):
@@ -205,7 +214,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             self._answer(body, seen, headers, fault)
         finally:
-            owner.leave()
+            owner.leave(seen)
 
     def _answer(
         self, body: dict[str, Any], seen: Seen, headers: dict[str, str], fault: Fault | None
