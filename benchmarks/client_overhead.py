@@ -98,13 +98,15 @@ async def record(doc: Document, config: RefineConfig, tape: Path) -> None:
     tape.unlink(missing_ok=True)  # noqa: ASYNC240 - set-up, before anything is timed
     reset_limiters()
     transport = RecordingTransport(tape, httpx2.MockTransport(_reply_for))
-    await refine_document(doc, config, base_url=BASE_URL, model=MODEL, transport=transport)
+    await refine_document(doc, config, base_urls=[BASE_URL], model=MODEL, transport=transport)
 
 
 async def ours(doc: Document, config: RefineConfig, transport: ReplayTransport) -> float:
     reset_limiters()
     started = time.process_time()
-    result = await refine_document(doc, config, base_url=BASE_URL, model=MODEL, transport=transport)
+    result = await refine_document(
+        doc, config, base_urls=[BASE_URL], model=MODEL, transport=transport
+    )
     cpu = time.process_time() - started
     if result.counts["failed"] or result.tokens.requests != len(doc.blocks):
         raise SystemExit(f"replay went wrong: {result.counts}")
@@ -175,7 +177,7 @@ async def run(args: argparse.Namespace) -> int:
         theirs.append(await bare(bare_mock, bodies, config.slots))
     reset_limiters()
     counts = (
-        await refine_document(doc, config, base_url=BASE_URL, model=MODEL, transport=replay)
+        await refine_document(doc, config, base_urls=[BASE_URL], model=MODEL, transport=replay)
     ).counts
     n = args.blocks
     print(
@@ -194,7 +196,7 @@ async def run(args: argparse.Namespace) -> int:
         profiler = cProfile.Profile()
         reset_limiters()
         profiler.enable()
-        await refine_document(doc, config, base_url=BASE_URL, model=MODEL, transport=replay)
+        await refine_document(doc, config, base_urls=[BASE_URL], model=MODEL, transport=replay)
         profiler.disable()
         out = io.StringIO()
         stats = pstats.Stats(profiler, stream=out)

@@ -100,7 +100,7 @@ async def makespan(server: ServerProcess, p: Plan, config: RefineConfig) -> floa
     server.control(mode="latency", **p.model.to_json())
     reset_limiters()
     started = time.perf_counter()
-    result = await refine_document(p.doc, config, base_url=server.base_url, model=MODEL)
+    result = await refine_document(p.doc, config, base_urls=[server.base_url], model=MODEL)
     elapsed = time.perf_counter() - started
     stats = server.stats()
     served = sum(r["modelled_s"] for r in stats["records"])
