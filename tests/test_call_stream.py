@@ -144,3 +144,62 @@ async def test_the_watchdog_stops_the_stream_at_the_chunk_that_fires_it() -> Non
     assert reply.content == "Hello wide"
     assert reply.finish_reason is None
     assert reply.completion_tokens == 2 and reply.prompt_tokens is None
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+async def test_the_request_body_is_the_chat_completion_request_and_nothing_else(
+    stream: bool,
+) -> None:
+    """The body decides the cassette key: it must not change when the client code does."""
+    seen: list[httpx2.Request] = []
+    whole = {
+        "id": "c",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}
+        ],
+    }
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        seen.append(request)
+        if stream:
+            return httpx2.Response(
+                200, headers={"content-type": "text/event-stream"}, content=normal_stream().encode()
+            )
+        return httpx2.Response(200, json=whole)
+
+    http = httpx2.AsyncClient(transport=httpx2.MockTransport(answer))
+    client = openai.AsyncOpenAI(
+        base_url="http://test.invalid/v1", api_key="sk-test", max_retries=0, http_client=http
+    )
+    messages = [
+        {"role": "system", "content": "rules"},
+        {"role": "user", "content": "<block>\nx\n</block>"},
+    ]
+    async with client:
+        await call_model(
+            client,
+            model="m",
+            messages=messages,
+            max_tokens=99,
+            temperature=0.2,
+            request_id="r1",
+            stream=stream,
+            extra_body={"repetition_penalty": 1.1},
+        )
+    (request,) = seen
+    expected: dict[str, Any] = {
+        "messages": messages,
+        "model": "m",
+        "max_tokens": 99,
+        "temperature": 0.2,
+        "repetition_penalty": 1.1,
+    }
+    if stream:
+        expected |= {"stream": True, "stream_options": {"include_usage": True}}
+    assert json.loads(request.content) == expected
+    assert request.headers["x-request-id"] == "r1"
+    assert request.headers["authorization"] == "Bearer sk-test"
+    assert request.url == "http://test.invalid/v1/chat/completions"
