@@ -10,10 +10,11 @@ import email.utils
 import json
 import ssl
 import time
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, cast
+from functools import partial
+from typing import Any, TypeVar, cast
 
 import anyio
 import httpx2
@@ -23,6 +24,8 @@ from openai.types.chat import ChatCompletionMessageParam
 from owlai_refine.errors import AuthError, FatalCallError, RetryableCallError
 
 __all__ = ["Reply", "Watchdog", "call_model", "parse_retry_after"]
+
+_T = TypeVar("_T")
 
 Watchdog = Callable[[str], str | None]
 """Called with the reply text received so far while streaming; returning a reason (for example
@@ -179,6 +182,24 @@ async def call_model(
     )
 
 
+async def _reconnecting(create: Callable[[], Awaitable[_T]]) -> _T:
+    """``await create()``, once more at once if the connection closed before any response.
+
+    That is a kept-alive connection that the server closed as we reused it: llama.cpp's server
+    closes the connection after every streamed reply although it announces keep-alive, so the
+    next request on it can race the close. The request never reached the server: it is sent
+    again on a fresh connection (as urllib3 and aiohttp do) instead of counting a connection
+    failure and backing off. Only for streamed requests, where ``create`` returns at the
+    response headers (a whole reply cut mid-body is a real failure, retried as one).
+    """
+    try:
+        return await create()
+    except openai.APIConnectionError as exc:
+        if not isinstance(exc.__cause__, httpx2.RemoteProtocolError):
+            raise
+    return await create()
+
+
 async def _streamed(
     client: openai.AsyncOpenAI,
     *,
@@ -191,7 +212,8 @@ async def _streamed(
     started: float,
     watchdog: Watchdog | None,
 ) -> Reply:
-    raw = await client.chat.completions.with_raw_response.create(
+    create = partial(
+        client.chat.completions.with_raw_response.create,
         model=model,
         messages=cast("list[ChatCompletionMessageParam]", messages),
         max_tokens=max_tokens,
@@ -201,6 +223,7 @@ async def _streamed(
         extra_headers=headers,
         extra_body=body or None,
     )
+    raw = await _reconnecting(create)
     server_request_id = raw.headers.get("x-request-id")
     response = raw.http_response
     parts: list[str] = []

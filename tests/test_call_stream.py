@@ -203,3 +203,43 @@ async def test_the_request_body_is_the_chat_completion_request_and_nothing_else(
     assert request.headers["x-request-id"] == "r1"
     assert request.headers["authorization"] == "Bearer sk-test"
     assert request.url == "http://test.invalid/v1/chat/completions"
+
+
+@pytest.mark.parametrize(("drops", "sent"), [(1, 2), (2, 2)])
+async def test_a_connection_closed_before_any_response_is_tried_once_more_at_once(
+    drops: int, sent: int
+) -> None:
+    """llama.cpp closes the connection after each streamed reply although it announces
+    keep-alive: a request sent on it as it closes gets no response at all."""
+    requests: list[httpx2.Request] = []
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        requests.append(request)
+        if len(requests) <= drops:
+            raise httpx2.RemoteProtocolError("Server disconnected without sending a response.")
+        return httpx2.Response(
+            200, headers={"content-type": "text/event-stream"}, content=normal_stream().encode()
+        )
+
+    http = httpx2.AsyncClient(transport=httpx2.MockTransport(answer))
+    client = openai.AsyncOpenAI(
+        base_url="http://test.invalid/v1", api_key="k", max_retries=0, http_client=http
+    )
+    async with client:
+        call = call_model(
+            client,
+            model="m",
+            messages=[{"role": "user", "content": "hi"}],
+            max_tokens=10,
+            temperature=0,
+            request_id="r1",
+            stream=True,
+        )
+        if drops == 1:
+            assert (await call).content == "Hello wide world"
+        else:
+            with pytest.raises(RetryableCallError, match="connection failed") as failed:
+                await call
+            assert failed.value.connection
+    assert len(requests) == sent
+    assert requests[0].content == requests[-1].content
