@@ -19,7 +19,6 @@ from typing import Any, TypeVar, cast
 import anyio
 import httpx2
 import openai
-from openai.types.chat import ChatCompletionMessageParam
 
 from owlai_refine.errors import AuthError, FatalCallError, RetryableCallError
 
@@ -136,7 +135,12 @@ async def call_model(
     or empty reply), :class:`FatalCallError` (other 4xx: context too long, unknown model) or
     :class:`AuthError` (401/403). ``CassetteMissError`` from a replay transport passes through.
     """
-    body: dict[str, Any] = dict(extra_body or {})
+    # The messages travel in extra_body, which the openai client merges into the JSON as it is:
+    # passed as ``messages=``, its per-call type transform walked every message against the
+    # union of message types (a no-op for our plain strings) for ~0.3 ms of CPU per call. The
+    # body sent is the same (``messages=[]`` is overwritten by the merge); a caller's
+    # ``extra_body`` still wins over ours, as before.
+    body: dict[str, Any] = {"messages": messages, **(extra_body or {})}
     headers = {"X-Request-Id": request_id}
     started = time.perf_counter()
     try:
@@ -144,7 +148,6 @@ async def call_model(
             return await _streamed(
                 client,
                 model=model,
-                messages=messages,
                 max_tokens=max_tokens,
                 temperature=temperature,
                 headers=headers,
@@ -154,11 +157,11 @@ async def call_model(
             )
         raw = await client.chat.completions.with_raw_response.create(
             model=model,
-            messages=cast("list[ChatCompletionMessageParam]", messages),
+            messages=[],  # sent in extra_body (see above)
             max_tokens=max_tokens,
             temperature=temperature,
             extra_headers=headers,
-            extra_body=body or None,
+            extra_body=body,
         )
         completion = raw.parse()
     except openai.APIError as exc:
@@ -204,7 +207,6 @@ async def _streamed(
     client: openai.AsyncOpenAI,
     *,
     model: str,
-    messages: list[dict[str, str]],
     max_tokens: int,
     temperature: float,
     headers: dict[str, str],
@@ -215,13 +217,13 @@ async def _streamed(
     create = partial(
         client.chat.completions.with_raw_response.create,
         model=model,
-        messages=cast("list[ChatCompletionMessageParam]", messages),
+        messages=[],  # sent in extra_body (see call_model)
         max_tokens=max_tokens,
         temperature=temperature,
         stream=True,
         stream_options={"include_usage": True},
         extra_headers=headers,
-        extra_body=body or None,
+        extra_body=body,
     )
     raw = await _reconnecting(create)
     server_request_id = raw.headers.get("x-request-id")
