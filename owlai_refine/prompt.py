@@ -95,7 +95,7 @@ def estimate_tokens(text: str) -> int:
     ``/tokenize``) on the sample reports: within 15% for English, Chinese and Korean, an
     overestimate for cloud tokenizers with larger CJK vocabularies. Used only to size
     ``max_tokens`` and to skip oversized blocks; the ledger records the server's real counts."""
-    ascii_chars = sum(1 for ch in text if ord(ch) < 128)
+    ascii_chars = len(text.encode("ascii", "ignore"))  # counted in C: ~200x a Python loop
     return math.ceil(ascii_chars / 3.5 + (len(text) - ascii_chars) * 2.5)
 
 
