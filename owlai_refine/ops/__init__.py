@@ -252,8 +252,14 @@ def _bench(argv: list[str]) -> int:
         default=[],
         help="concurrencies to cross-check (default: all swept)",
     )
+    p.add_argument(
+        "--cross-check-repeats",
+        type=int,
+        default=1,
+        help="vllm bench serve runs per step, median taken (default 1)",
+    )
     args = p.parse_args(argv)
-    for flag in ("output_tokens", "repeats", "rounds"):
+    for flag in ("output_tokens", "repeats", "rounds", "cross_check_repeats"):
         if getattr(args, flag) < 1:
             raise ConfigError(f"--{flag.replace('_', '-')} must be at least 1")
     if not 0 <= args.margin < 1:
@@ -279,6 +285,7 @@ def _bench(argv: list[str]) -> int:
         vllm_bench=args.vllm_bench,
         tokenizer=args.tokenizer,
         cross_check_concurrency=args.cross_check_concurrency,
+        cross_check_repeats=args.cross_check_repeats,
     )
 
     async def go() -> BenchResult:

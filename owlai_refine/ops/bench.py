@@ -21,27 +21,26 @@ import httpx2
 import openai
 from pydantic import BaseModel, ConfigDict
 
-from owlai_refine.errors import ConfigError, InputError
+from owlai_refine.errors import ConfigError
+from owlai_refine.ops.benchplan import (
+    TokenCounterClient,
+    cap_lengths,
+    kv_precheck,
+    ledger_lengths,
+)
 from owlai_refine.ops.benchreport import Knee, Point, StepStats, find_knee, points, step_stats
 from owlai_refine.ops.crosscheck import (
     CrossCheck,
+    ForeignStats,
     compare,
+    median_stats,
     parse_vllm_result,
     run_vllm_bench,
     vllm_bench_argv,
 )
-from owlai_refine.ops.http import (
-    Endpoint,
-    ServerError,
-    endpoint,
-    fetch_metrics,
-    fetch_models,
-    tokenize_count,
-)
-from owlai_refine.ops.ledger import read_ledgers
+from owlai_refine.ops.http import ServerError, endpoint, fetch_metrics, fetch_models
 from owlai_refine.ops.metrics import PREFIX_HITS
 from owlai_refine.ops.prompts import Messages, fit_body, make_messages, new_prefix
-from owlai_refine.ops.quantiles import quantiles
 from owlai_refine.ops.serverlog import ServerLog
 from owlai_refine.ops.sweep import RequestSpec, delta_of, run_request, run_step
 
@@ -49,8 +48,6 @@ __all__ = [
     "BenchOptions",
     "BenchResult",
     "LengthFit",
-    "kv_precheck",
-    "ledger_lengths",
     "run_bench_async",
 ]
 
@@ -82,6 +79,7 @@ class BenchOptions:
     tokenizer: str | None = None
     cross_check_concurrency: list[int] = field(default_factory=list)
     cross_check_tolerance: float = 0.10
+    cross_check_repeats: int = 1
     cross_check_timeout_s: float = 1800.0
 
 
@@ -114,88 +112,6 @@ class BenchResult(BaseModel):
     knees: list[Knee]
     cross_check: list[CrossCheck]
     durations_s: dict[str, float]
-
-
-def ledger_lengths(paths: list[str], qs: list[float], model: str) -> tuple[list[int], str]:
-    """Input lengths (tokens) at quantiles ``qs`` of the ledger's ``prompt_tokens``, using the
-    calls of ``model`` if any, else every call. Returns the lengths and a note saying which.
-    Raises ``InputError`` when the ledger has no call with usage."""
-    read = read_ledgers(paths)
-    own = [c.prompt_tokens for c in read.calls if c.model == model and c.prompt_tokens]
-    pool = own or [c.prompt_tokens for c in read.calls if c.prompt_tokens]
-    if not pool:
-        raise InputError("the ledger has no refine.call line with prompt_tokens")
-    values = [round(v) for v in quantiles(pool, qs)]
-    scope = f"model {model}" if own else "all models"
-    qtext = ", ".join(f"p{q * 100:g}" for q in qs)
-    return values, f"ledger {qtext} of {len(pool)} calls ({scope}): {values}"
-
-
-class _Counter:
-    """Counts templated prompt tokens: vLLM's ``/tokenize`` while it answers, else the
-    ``usage.prompt_tokens`` of a one-token chat request. ``by`` names the method last used."""
-
-    def __init__(
-        self, http: httpx2.AsyncClient, client: openai.AsyncOpenAI, ep: Endpoint, model: str
-    ) -> None:
-        self.http, self.client, self.ep, self.model = http, client, ep, model
-        self.by = "/tokenize"
-
-    async def __call__(self, messages: Messages) -> int:
-        if self.by == "/tokenize":
-            n = await tokenize_count(self.http, self.ep, self.model, messages)
-            if n is not None:
-                return n
-            self.by = "usage.prompt_tokens"
-        try:
-            reply = await self.client.chat.completions.create(
-                model=self.model,
-                messages=messages,
-                max_tokens=1,
-                temperature=0,
-            )
-        except openai.OpenAIError as exc:
-            raise ServerError(f"token count request failed: {exc}", url=self.ep.v1) from exc
-        if reply.usage is None:
-            raise ServerError("the server reports no usage: cannot size prompts", url=self.ep.v1)
-        return int(reply.usage.prompt_tokens)
-
-
-def _capped(
-    opts: BenchOptions, lengths: list[int], max_len: int | None, warn: Progress
-) -> list[int]:
-    if max_len is not None:
-        cap = max_len - opts.output_tokens
-        for n in [n for n in lengths if n > cap]:
-            warn(
-                f"input {n:,} + output {opts.output_tokens} exceeds max_model_len {max_len:,}: "
-                f"capped at {cap:,}"
-            )
-        lengths = [min(n, cap) for n in lengths]
-    return sorted(set(lengths))
-
-
-def kv_precheck(
-    lengths: list[int], concurrency: list[int], output_tokens: int, cap: int | None
-) -> list[str]:
-    """Warnings for each input length whose concurrency x (input + output) tokens exceeds the
-    KV capacity ``cap`` (tokens; ``None``: one warning that it is unknown)."""
-    if cap is None:
-        return [
-            "KV cache capacity unknown (no vllm:cache_config_info, no --server-log): "
-            "cannot pre-check for preemption"
-        ]
-    out = []
-    for n in lengths:
-        over = [c for c in concurrency if c * (n + output_tokens) > cap]
-        if over:
-            need = over[0] * (n + output_tokens)
-            out.append(
-                f"input {n:,}: concurrency {over[0]} x ({n:,} + {output_tokens}) = {need:,} "
-                f"tokens > KV capacity {cap:,}: vLLM will preempt at concurrency "
-                f"{', '.join(map(str, over))}"
-            )
-    return out
 
 
 def _fresh(body: str) -> Callable[[], Messages]:
@@ -244,7 +160,7 @@ class _Run:
     async def calibrate(self, lengths: list[int]) -> tuple[list[LengthFit], dict[int, str], int]:
         """Bodies per length, their fits, and the chat template's cost of a lone user
         message (tokens)."""
-        count = _Counter(self.http, self.client, self.ep, self.opts.model)
+        count = TokenCounterClient(self.http, self.client, self.ep, self.opts.model)
         fits: list[LengthFit] = []
         bodies: dict[int, str] = {}
         for n in lengths:
@@ -305,29 +221,33 @@ class _Run:
         for p in [p for p in pts if p.concurrency in wanted]:
             prompt = p.median("prompt_tokens_mean") or float(p.input_tokens)
             rand_len = max(1, round(prompt) - overhead)
-            argv = vllm_bench_argv(
-                vllm,
-                root_url=self.ep.root,
-                model=opts.model,
-                tokenizer=opts.tokenizer,
-                input_len=rand_len,
-                output_len=opts.output_tokens,
-                concurrency=p.concurrency,
-                num_prompts=p.concurrency * opts.rounds,
-                result_dir=".",
-                result_filename="result.json",
-                seed=secrets.randbelow(2**31),
-            )
             self.say(
                 f"cross-check: vllm bench serve, random input {rand_len}, conc {p.concurrency}"
             )
-            theirs, error = None, None
+            runs: list[ForeignStats] = []
+            error: str | None = None
             before = await fetch_metrics(self.http, self.ep) if self.has_metrics else None
-            try:
-                theirs = parse_vllm_result(await run_vllm_bench(argv, opts.cross_check_timeout_s))
-            except (RuntimeError, ValueError) as exc:
-                error = str(exc)
-                self.warn(f"cross-check at conc {p.concurrency} failed: {error}")
+            for _ in range(opts.cross_check_repeats):
+                argv = vllm_bench_argv(
+                    vllm,
+                    root_url=self.ep.root,
+                    model=opts.model,
+                    tokenizer=opts.tokenizer,
+                    input_len=rand_len,
+                    output_len=opts.output_tokens,
+                    concurrency=p.concurrency,
+                    num_prompts=p.concurrency * opts.rounds,
+                    result_dir=".",
+                    result_filename="result.json",
+                    seed=secrets.randbelow(2**31),
+                )
+                try:
+                    data = await run_vllm_bench(argv, opts.cross_check_timeout_s)
+                    runs.append(parse_vllm_result(data))
+                except (RuntimeError, ValueError) as exc:
+                    error = str(exc)
+                    self.warn(f"cross-check at conc {p.concurrency} failed: {error}")
+                    break
             after = await fetch_metrics(self.http, self.ep) if self.has_metrics else None
             hits = delta_of(before, after, PREFIX_HITS)
             if hits:
@@ -335,6 +255,7 @@ class _Run:
                     f"cross-check input {p.input_tokens:,} conc {p.concurrency}: prefix cache hits "
                     f"rose by {hits:,.0f} tokens during vllm bench serve"
                 )
+            theirs = median_stats(runs) if runs and error is None else None
             rows.append(
                 compare(
                     input_tokens=p.input_tokens,
@@ -346,6 +267,7 @@ class _Run:
                     theirs=theirs,
                     tolerance=opts.cross_check_tolerance,
                     prefix_hits=hits,
+                    runs=len(runs),
                     error=error,
                 )
             )
@@ -373,7 +295,7 @@ async def run_bench_async(opts: BenchOptions, say: Progress) -> BenchResult:
                 say(note)
             else:
                 lengths = list(opts.input_tokens)
-            lengths = _capped(opts, lengths, max_len, run.warn)
+            lengths = cap_lengths(lengths, opts.output_tokens, max_len, run.warn)
             if not lengths:
                 raise ConfigError("no input length to bench: give --input-tokens or --ledger")
             for text in kv_precheck(lengths, opts.concurrency, opts.output_tokens, cap):

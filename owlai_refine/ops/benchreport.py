@@ -244,23 +244,29 @@ def find_knee(pts: Sequence[Point], margin: float = 0.05) -> Knee:
     )
 
 
-def _cell(p: Point, name: str, fmt: str, scale: float = 1.0, spread: bool = False) -> str:
+def _cell(p: Point, name: str, fmt: str, unit: str = "", scale: float = 1.0) -> str:
     s = p.figures.get(name)
     if s is None:
         return "-"
-    text = format(s.median * scale, fmt)
-    return f"{text} ±{s.spread / 2:.0%}" if spread and p.repeats > 1 else text
+    text = format(s.median * scale, fmt) + unit
+    return text
+
+
+def _spread(p: Point, name: str) -> str:
+    s = p.figures.get(name)
+    return "-" if s is None or p.repeats < 2 else f"±{s.spread / 2:.0%}"
 
 
 _HEAD = (
-    "input", "conc", "prompt", "out tok/s", "total tok/s", "TTFT p50", "TTFT p90",
+    "input", "conc", "prompt", "out tok/s", "±", "total tok/s", "TTFT p50", "±", "TTFT p90",
     "TPOT p50", "TPOT p90", "e2e p50", "preempt", "KV peak",
 )  # fmt: skip
 
 
 def format_table(pts: Sequence[Point]) -> str:
-    """The step table: medians across repeats; ``±x%`` is half the spread (max - min) /
-    median. Times in seconds (TPOT in milliseconds), KV peak in percent of capacity."""
+    """The step table: medians across repeats; each ``±`` column is half the spread
+    (max - min) / median of the figure to its left. Times in seconds (TPOT in milliseconds),
+    KV peak in percent of capacity (``vllm:kv_cache_usage_perc``)."""
     rows = [list(_HEAD)]
     for p in pts:
         rows.append(
@@ -268,13 +274,15 @@ def format_table(pts: Sequence[Point]) -> str:
                 f"{p.input_tokens:,}",
                 str(p.concurrency),
                 _cell(p, "prompt_tokens_mean", ",.0f"),
-                _cell(p, "output_tokens_per_s", ".1f", spread=True),
+                _cell(p, "output_tokens_per_s", ".1f"),
+                _spread(p, "output_tokens_per_s"),
                 _cell(p, "total_tokens_per_s", ",.0f"),
-                _cell(p, "ttft_p50_s", ".2f", spread=True) + "s",
-                _cell(p, "ttft_p90_s", ".2f") + "s",
-                _cell(p, "tpot_p50_s", ".0f", 1000) + "ms",
-                _cell(p, "tpot_p90_s", ".0f", 1000) + "ms",
-                _cell(p, "e2e_p50_s", ".2f") + "s",
+                _cell(p, "ttft_p50_s", ".2f", "s"),
+                _spread(p, "ttft_p50_s"),
+                _cell(p, "ttft_p90_s", ".2f", "s"),
+                _cell(p, "tpot_p50_s", ".0f", "ms", 1000),
+                _cell(p, "tpot_p90_s", ".0f", "ms", 1000),
+                _cell(p, "e2e_p50_s", ".2f", "s"),
                 _cell(p, "preemptions", ".0f"),
                 _cell(p, "kv_cache_peak", ".0%"),
             ]

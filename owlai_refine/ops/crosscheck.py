@@ -20,6 +20,7 @@ token ids, ours filler words: same lengths, not the same text.
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import tempfile
 from collections.abc import Sequence
@@ -35,6 +36,7 @@ __all__ = [
     "CrossCheck",
     "ForeignStats",
     "compare",
+    "median_stats",
     "parse_vllm_result",
     "run_vllm_bench",
     "vllm_bench_argv",
@@ -61,7 +63,8 @@ class ForeignStats(BaseModel):
 
 class CrossCheck(BaseModel):
     """Ours against ``vllm bench serve`` for one step. ``*_diff`` is ours / theirs - 1;
-    ``within`` is true when both TTFT and TPOT p50 differ by at most ``tolerance``."""
+    ``within`` is true when both TTFT and TPOT p50 differ by at most ``tolerance``; their
+    figures are medians over ``theirs_runs`` runs (see :func:`median_stats`)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -79,6 +82,7 @@ class CrossCheck(BaseModel):
     tolerance: float
     within: bool
     theirs_wall_s: float | None
+    theirs_runs: int = 1
     theirs_prompt_tokens_mean: float | None = None
     theirs_prefix_cache_hits: float | None = None
     error: str | None = None
@@ -181,6 +185,31 @@ async def run_vllm_bench(argv: Sequence[str], timeout_s: float) -> dict[str, Any
         return loaded
 
 
+def median_stats(runs: Sequence[ForeignStats]) -> ForeignStats:
+    """Combine several runs of one step the way ours are combined: the median across runs of
+    each run's figures (counts are summed). Raises ``ValueError`` if ``runs`` is empty."""
+    if not runs:
+        raise ValueError("no runs to combine")
+
+    def med(values: Sequence[float | None]) -> float | None:
+        present = [v for v in values if v is not None]
+        return statistics.median(present) if present else None
+
+    ins = med([r.input_len_mean for r in runs])
+    return ForeignStats(
+        completed=sum(r.completed for r in runs),
+        failed=sum(r.failed for r in runs),
+        ttft_p50_s=statistics.median(r.ttft_p50_s for r in runs),
+        ttft_p90_s=statistics.median(r.ttft_p90_s for r in runs),
+        tpot_p50_s=med([r.tpot_p50_s for r in runs]),
+        tpot_p90_s=med([r.tpot_p90_s for r in runs]),
+        e2e_p50_s=statistics.median(r.e2e_p50_s for r in runs),
+        output_tokens_per_s=statistics.median(r.output_tokens_per_s for r in runs),
+        input_len_mean=ins,
+        wall_s=sum(r.wall_s for r in runs),
+    )
+
+
 def _diff(ours: float | None, theirs: float | None) -> float | None:
     return None if ours is None or not theirs else ours / theirs - 1
 
@@ -196,6 +225,7 @@ def compare(
     theirs: ForeignStats | None,
     tolerance: float = 0.10,
     prefix_hits: float | None = None,
+    runs: int = 1,
     error: str | None = None,
 ) -> CrossCheck:
     """One :class:`CrossCheck` row from our medians and their figures (``None`` + ``error``
@@ -225,5 +255,6 @@ def compare(
         theirs_wall_s=theirs.wall_s if theirs else None,
         theirs_prompt_tokens_mean=theirs.input_len_mean if theirs else None,
         theirs_prefix_cache_hits=prefix_hits,
+        theirs_runs=runs,
         error=error,
     )

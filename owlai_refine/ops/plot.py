@@ -44,8 +44,10 @@ def plot_points(pts: Sequence[Point], path: str | Path, title: str) -> None:
                 capsize=3,
                 label=f"{inp:,} input tokens",
             )
+    ticks = sorted({p.concurrency for p in pts})
     for ax, label in ((ax_tps, "output tokens/s (median)"), (ax_ttft, "TTFT p50, s (median)")):
         ax.set_xscale("log", base=2)
+        ax.set_xticks(ticks, [str(t) for t in ticks])
         ax.set_xlabel("requests in flight (client concurrency)")
         ax.set_ylabel(label)
         ax.grid(True, alpha=0.3)

@@ -42,7 +42,7 @@ _WORDS = tuple(_WORD_TEXT.split())
 
 
 def new_prefix() -> str:
-    """A fresh unique prefix, always 40 characters: ``"[bench <32 hex digits>] "``."""
+    """A fresh unique prefix, always 41 characters: ``"[bench <32 hex digits>] "``."""
     return f"[bench {uuid.uuid4().hex}] "
 
 
