@@ -12,6 +12,7 @@ from owlai_refine.ops.metrics import (
     MetricsParseError,
     parse_metrics,
 )
+from owlai_refine.ops.sweep import delta_of
 
 from .conftest import fixture_text
 
@@ -77,3 +78,17 @@ def test_bad_lines_raise_with_line_number(text: str, line_no: int) -> None:
     with pytest.raises(MetricsParseError) as info:
         parse_metrics(text)
     assert info.value.line_no == line_no
+
+
+def test_counter_deltas_between_scrapes() -> None:
+    before = parse_metrics(fixture_text("metrics-idle.txt"))
+    after = parse_metrics(
+        fixture_text("metrics-idle.txt").replace(
+            'vllm:num_preemptions_total{engine="0",model_name="smollm2"} 0.0',
+            'vllm:num_preemptions_total{engine="0",model_name="smollm2"} 3.0',
+        )
+    )
+    assert delta_of(before, after, PREEMPTIONS) == 3.0
+    assert delta_of(before, after, PREFIX_HITS) == 0.0
+    assert delta_of(None, after, PREEMPTIONS) is None
+    assert delta_of(before, after, "vllm:no_such_total") is None
