@@ -111,8 +111,9 @@ def _read_log(path: str | None) -> ServerLog | None:
         raise InputError(f"cannot read server log {path}: {exc.strerror or exc}") from exc
 
 
-def _api_key(given: str | None) -> str:
-    return given or os.environ.get("OPENAI_API_KEY") or "EMPTY"
+def _api_key() -> str:
+    """``$OPENAI_API_KEY``, else a placeholder; never a flag (flags show in ``ps``)."""
+    return os.environ.get("OPENAI_API_KEY") or "EMPTY"
 
 
 # ---------------------------------------------------------------------------------- stats
@@ -154,7 +155,6 @@ def run_doctor(argv: list[str]) -> int:
             "--concurrency", type=int, default=4, help="our self-hosted concurrency (default 4)"
         )
         p.add_argument("--model", help="model to check (default: the first one served)")
-        p.add_argument("--api-key", help="default: $OPENAI_API_KEY, else 'EMPTY'")
         p.add_argument(
             "--timeout", type=float, default=60.0, help="seconds for the live request (default 60)"
         )
@@ -167,7 +167,7 @@ def run_doctor(argv: list[str]) -> int:
             log=_read_log(args.server_log),
             concurrency=args.concurrency,
             model=args.model,
-            api_key=_api_key(args.api_key),
+            api_key=_api_key(),
             timeout_s=args.timeout,
         )
 
@@ -198,7 +198,6 @@ def _bench(argv: list[str]) -> int:
     )
     p.add_argument("--base-url", required=True, help="e.g. http://127.0.0.1:8000/v1")
     p.add_argument("--model", required=True, help="served model name")
-    p.add_argument("--api-key", help="default: $OPENAI_API_KEY, else 'EMPTY'")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--input-tokens", type=_int_list, help="prompt lengths, e.g. 1100,3000")
     src.add_argument("--ledger", nargs="+", metavar="LOG", help="take lengths from our log")
@@ -269,7 +268,7 @@ def _bench(argv: list[str]) -> int:
     opts = BenchOptions(
         base_url=args.base_url,
         model=args.model,
-        api_key=_api_key(args.api_key),
+        api_key=_api_key(),
         input_tokens=args.input_tokens or [],
         ledger=args.ledger or [],
         quantiles=args.quantiles,
