@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
-from owlai_refine import OutcomeStatus, RefineConfig, RetryPolicy, parse, refine
+from owlai_refine import OutcomeStatus, RetryPolicy, parse, refine
 from owlai_refine.call import parse_retry_after
 from owlai_refine.limiter import reset_limiters
 from tests.support.checks import changed_outside_blocks
 from tests.support.fake_openai import FakeOpenAI, Fault
-from tests.test_refine import polish, report
+from tests.test_refine import config, polish, report
 
 pytestmark = pytest.mark.anyio
 REPO = Path(__file__).resolve().parents[1]
@@ -31,17 +31,6 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.fixture(autouse=True)
 def _fresh_limiters() -> None:
     reset_limiters()
-
-
-def config(server: FakeOpenAI, **more: Any) -> RefineConfig:
-    fields: dict[str, Any] = {
-        "base_url": server.base_url,
-        "model": "fake-model",
-        "retry": RetryPolicy(max_attempts=4, wait_scale=0),
-        "read_timeout_s": 5.0,
-    }
-    fields.update(more)
-    return RefineConfig(**fields)
 
 
 def first_n(n: int, fault: Fault) -> Any:

@@ -1,0 +1,297 @@
+"""Operator tools: ``refine stats``, ``refine doctor``, ``refine bench``.
+
+Each command has an entry function taking its arguments (without the command words) and
+returning the exit code; the core CLI dispatches ``refine stats ...`` to :func:`run_stats` etc.
+Output goes to stdout; errors are one line on stderr, never a traceback. Exit codes:
+
+====  ==============================================================================
+0     done (``doctor``: no check failed; warnings allowed)
+1     a bug in owlai-refine (the line says so)
+2     usage or configuration error (bad flag, model not served, matplotlib missing)
+3     unreadable input: a ledger or server log that cannot be read, a server that cannot
+      be reached or answers garbage
+4     ``doctor`` only: at least one check failed
+====  ==============================================================================
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import NoReturn
+
+import anyio
+import httpx2
+
+from owlai_refine.errors import ConfigError, InputError, OutputError
+from owlai_refine.ops.bench import BenchOptions, BenchResult, run_bench_async
+from owlai_refine.ops.benchfmt import format_result
+from owlai_refine.ops.doctor import Check, DoctorInput, checks_json, format_checks, run_checks
+from owlai_refine.ops.http import endpoint
+from owlai_refine.ops.ledger import read_ledgers
+from owlai_refine.ops.plot import plot_points
+from owlai_refine.ops.serverlog import ServerLog, parse_server_log
+from owlai_refine.ops.stats import format_stats, ledger_stats
+
+__all__ = ["EXIT_CHECK_FAILED", "run_bench", "run_doctor", "run_stats"]
+
+EXIT_CHECK_FAILED = 4
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of printing usage and exiting on a bad command line."""
+
+    def error(self, message: str) -> NoReturn:
+        raise ConfigError(message)
+
+
+def _out(text: str) -> None:
+    sys.stdout.write(text + "\n")
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+def _guard(prog: str, body: Callable[[], int]) -> int:
+    try:
+        return body()
+    except SystemExit as exc:  # --help / --version from argparse
+        return exc.code if isinstance(exc.code, int) else 0
+    except ConfigError as exc:
+        _err(f"{prog}: error: {exc}")
+        return 2
+    except (InputError, OutputError) as exc:
+        _err(f"{prog}: error: {exc}")
+        return 3
+    except KeyboardInterrupt:
+        _err(f"{prog}: interrupted")
+        return 130
+    except Exception as exc:  # the last line of defence: one line, exit 1
+        _err(f"{prog}: internal error (a bug, please report): {type(exc).__name__}: {exc}")
+        return 1
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        values = [int(v.replace("_", "")) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not a comma-separated list of integers: {text!r}"
+        ) from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"need positive integers: {text!r}")
+    return values
+
+
+def _fraction_list(text: str) -> list[float]:
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not a comma-separated list of numbers: {text!r}"
+        ) from None
+    if not values or not all(0 <= v <= 1 for v in values):
+        raise argparse.ArgumentTypeError(f"quantiles are fractions in [0, 1]: {text!r}")
+    return values
+
+
+def _read_log(path: str | None) -> ServerLog | None:
+    if path is None:
+        return None
+    try:
+        return parse_server_log(Path(path).read_text(encoding="utf-8", errors="replace"))
+    except OSError as exc:
+        raise InputError(f"cannot read server log {path}: {exc.strerror or exc}") from exc
+
+
+def _api_key() -> str:
+    """``$OPENAI_API_KEY``, else a placeholder; never a flag (flags show in ``ps``)."""
+    return os.environ.get("OPENAI_API_KEY") or "EMPTY"
+
+
+# ---------------------------------------------------------------------------------- stats
+def run_stats(argv: list[str]) -> int:
+    """``refine stats LOG... [--json]``: figures from usage-ledger files (see
+    :mod:`owlai_refine.ops.stats`). Returns the exit code."""
+
+    def body() -> int:
+        p = _Parser(
+            prog="refine stats",
+            description="Input/output token figures per model "
+            "and backend from our JSON call log (the usage ledger).",
+        )
+        p.add_argument("logs", nargs="+", metavar="LOG", help="JSON log file(s)")
+        p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+        args = p.parse_args(argv)
+        stats = ledger_stats(read_ledgers(args.logs), files=len(args.logs))
+        _out(stats.model_dump_json(indent=2) if args.json else format_stats(stats))
+        return 0
+
+    return _guard("refine stats", body)
+
+
+# --------------------------------------------------------------------------------- doctor
+def run_doctor(argv: list[str]) -> int:
+    """``refine doctor --base-url URL [--server-log FILE] [--concurrency N]``: one
+    pass/warn/fail line per check (see :mod:`owlai_refine.ops.doctor`). Exit 0 when no check
+    fails, 4 when one does."""
+
+    def body() -> int:
+        p = _Parser(
+            prog="refine doctor",
+            description="Check a self-hosted vLLM server "
+            "against the settings owlai-refine depends on.",
+        )
+        p.add_argument("--base-url", required=True, help="e.g. http://127.0.0.1:8000/v1")
+        p.add_argument("--server-log", help="the vLLM server's startup log")
+        p.add_argument(
+            "--concurrency", type=int, default=4, help="our self-hosted concurrency (default 4)"
+        )
+        p.add_argument("--model", help="model to check (default: the first one served)")
+        p.add_argument(
+            "--timeout", type=float, default=60.0, help="seconds for the live request (default 60)"
+        )
+        p.add_argument("--json", action="store_true", help="print JSON instead of lines")
+        args = p.parse_args(argv)
+        if args.concurrency < 1:
+            raise ConfigError("--concurrency must be at least 1")
+        inp = DoctorInput(
+            endpoint=endpoint(args.base_url),
+            log=_read_log(args.server_log),
+            concurrency=args.concurrency,
+            model=args.model,
+            api_key=_api_key(),
+            timeout_s=args.timeout,
+        )
+
+        async def go() -> list[Check]:
+            async with httpx2.AsyncClient(timeout=args.timeout) as http:
+                return await run_checks(inp, http)
+
+        checks = anyio.run(go)
+        _out(json.dumps(checks_json(checks), indent=2) if args.json else format_checks(checks))
+        return EXIT_CHECK_FAILED if any(c.status == "fail" for c in checks) else 0
+
+    return _guard("refine doctor", body)
+
+
+# ---------------------------------------------------------------------------------- bench
+def run_bench(argv: list[str]) -> int:
+    """``refine bench --base-url URL --model NAME ...``: client-side concurrency sweep (see
+    :mod:`owlai_refine.ops.bench`). Progress and warnings go to stderr; the table (or JSON)
+    to stdout."""
+    return _guard("refine bench", lambda: _bench(argv))
+
+
+def _bench(argv: list[str]) -> int:
+    p = _Parser(
+        prog="refine bench",
+        description="Client-side concurrency sweep against one "
+        "running OpenAI-compatible server (vLLM for the server-side figures).",
+    )
+    p.add_argument("--base-url", required=True, help="e.g. http://127.0.0.1:8000/v1")
+    p.add_argument("--model", required=True, help="served model name")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--input-tokens", type=_int_list, help="prompt lengths, e.g. 1100,3000")
+    src.add_argument("--ledger", nargs="+", metavar="LOG", help="take lengths from our log")
+    p.add_argument(
+        "--quantiles",
+        type=_fraction_list,
+        default=[0.5, 0.9],
+        help="ledger quantiles as fractions (default 0.5,0.9)",
+    )
+    p.add_argument("--output-tokens", type=int, default=256, help="output length (default 256)")
+    p.add_argument(
+        "--concurrency",
+        type=_int_list,
+        default=[1, 2, 4, 8, 16],
+        help="requests in flight per step (default 1,2,4,8,16)",
+    )
+    p.add_argument("--repeats", type=int, default=3, help="repeats per step (default 3)")
+    p.add_argument(
+        "--rounds", type=int, default=2, help="requests per in-flight slot per step (default 2)"
+    )
+    p.add_argument(
+        "--margin",
+        type=float,
+        default=0.05,
+        help="knee: within this fraction of the best throughput (default 0.05)",
+    )
+    p.add_argument("--server-log", help="vLLM startup log (KV capacity if /metrics lacks it)")
+    p.add_argument(
+        "--metrics-interval",
+        type=float,
+        default=1.0,
+        help="seconds between /metrics scrapes during a step (default 1)",
+    )
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds per request")
+    p.add_argument(
+        "--no-force-length",
+        action="store_true",
+        help="do not send min_tokens/ignore_eos (servers that reject them)",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    p.add_argument("--plot", metavar="PNG", help="write throughput/TTFT plot (matplotlib)")
+    p.add_argument(
+        "--vllm-bench",
+        metavar="VLLM",
+        help="cross-check with `VLLM bench serve` (path of the vllm command)",
+    )
+    p.add_argument("--tokenizer", help="tokenizer path for vllm bench serve")
+    p.add_argument(
+        "--cross-check-concurrency",
+        type=_int_list,
+        default=[],
+        help="concurrencies to cross-check (default: all swept)",
+    )
+    p.add_argument(
+        "--cross-check-repeats",
+        type=int,
+        default=1,
+        help="vllm bench serve runs per step, median taken (default 1)",
+    )
+    args = p.parse_args(argv)
+    for flag in ("output_tokens", "repeats", "rounds", "cross_check_repeats"):
+        if getattr(args, flag) < 1:
+            raise ConfigError(f"--{flag.replace('_', '-')} must be at least 1")
+    if not 0 <= args.margin < 1:
+        raise ConfigError("--margin must be a fraction in [0, 1)")
+    if args.plot and importlib.util.find_spec("matplotlib") is None:
+        raise ConfigError("--plot needs matplotlib: pip install 'owlai-refine[bench]'")
+    opts = BenchOptions(
+        base_url=args.base_url,
+        model=args.model,
+        api_key=_api_key(),
+        input_tokens=args.input_tokens or [],
+        ledger=args.ledger or [],
+        quantiles=args.quantiles,
+        output_tokens=args.output_tokens,
+        concurrency=sorted(set(args.concurrency)),
+        repeats=args.repeats,
+        rounds=args.rounds,
+        margin=args.margin,
+        server_log=_read_log(args.server_log),
+        metrics_interval_s=args.metrics_interval,
+        timeout_s=args.timeout,
+        force_length=not args.no_force_length,
+        vllm_bench=args.vllm_bench,
+        tokenizer=args.tokenizer,
+        cross_check_concurrency=args.cross_check_concurrency,
+        cross_check_repeats=args.cross_check_repeats,
+    )
+
+    async def go() -> BenchResult:
+        return await run_bench_async(opts, lambda line: _err("refine bench: " + line))
+
+    result = anyio.run(go)
+    if args.plot:
+        plot_points(result.points, args.plot, f"refine bench: {result.model} @ {result.base_url}")
+    _out(result.model_dump_json(indent=2) if args.json else format_result(result))
+    return 0

@@ -1,0 +1,255 @@
+"""``refine doctor``: check a self-hosted vLLM server against the settings this project needs.
+
+Each check gives one :class:`Check` with status ``pass``, ``warn`` or ``fail``:
+
+=====================  =====================================================================
+``models``             ``/v1/models`` answers; ``max_model_len`` and ``owned_by`` (``vllm``)
+``override``           the startup log's "Default vLLM sampling parameters have been overridden"
+                       line holds both ``max_tokens`` and ``presence_penalty``
+``kv-concurrency``     "Maximum concurrency for N tokens per request: X x" with N = the served
+                       ``max_model_len`` (or KV cache tokens / N) is >= our concurrency
+``max-num-seqs``       ``max_num_seqs`` in the logged non-default args equals our concurrency
+                       (larger: warn; smaller: fail, requests would queue inside vLLM)
+``speculative``        whether speculative decoding is configured (informational: pass)
+``request-id``         a live chat request sent with ``X-Request-Id`` comes back carrying it
+=====================  =====================================================================
+
+Checks that need the startup log warn ("skipped") without ``--server-log``; the KV check falls
+back on ``/metrics`` (``vllm:cache_config_info``). Sources of figures are named in each line.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import httpx2
+import openai
+
+from owlai_refine.ops.http import Endpoint, ModelInfo, ServerError, fetch_metrics, fetch_models
+from owlai_refine.ops.metrics import Metrics
+from owlai_refine.ops.serverlog import ServerLog
+
+__all__ = [
+    "Check",
+    "DoctorInput",
+    "Status",
+    "check_server_log",
+    "checks_json",
+    "format_checks",
+    "run_checks",
+]
+
+Status = Literal["pass", "warn", "fail"]
+_NEEDED_OVERRIDES = ("max_tokens", "presence_penalty")
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One check's result: ``name`` (stable, see the module table), ``status``, ``detail``."""
+
+    name: str
+    status: Status
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class DoctorInput:
+    """What the checks read: the endpoint, the parsed log (``None`` without ``--server-log``),
+    our self-hosted ``concurrency`` (requests in flight), ``model`` (``None``: the first served
+    one), ``api_key`` and the live request's ``timeout_s`` (seconds)."""
+
+    endpoint: Endpoint
+    log: ServerLog | None
+    concurrency: int = 4
+    model: str | None = None
+    api_key: str = "EMPTY"
+    timeout_s: float = 60.0
+
+
+def _override_check(log: ServerLog | None) -> Check:
+    if log is None:
+        return Check("override", "warn", "skipped: needs --server-log")
+    ovr = log.sampling_overrides
+    if ovr is None:
+        return Check(
+            "override",
+            "fail",
+            "no 'Default vLLM sampling parameters have been overridden' line in the log: the "
+            "server sets no default max_tokens cap or presence_penalty",
+        )
+    missing = [k for k in _NEEDED_OVERRIDES if k not in ovr]
+    if not missing:
+        return Check("override", "pass", f"server defaults {ovr} (log)")
+    asked = (log.args or {}).get("override_generation_config")
+    dropped = ""
+    if isinstance(asked, Mapping):
+        lost = [k for k in missing if k in asked]
+        if lost:
+            dropped = f"; asked for in --override-generation-config {dict(asked)} but dropped"
+    return Check("override", "fail", f"server defaults {ovr} lack {', '.join(missing)}{dropped}")
+
+
+def _kv_check(log: ServerLog | None, metrics: Metrics | None, n: int | None, want: int) -> Check:
+    if n is None and log is not None:
+        n = log.max_model_len_arg or log.max_concurrency_tokens
+    if n is None:
+        return Check("kv-concurrency", "warn", "unknown max_model_len: cannot check")
+    x: float | None = None
+    source = ""
+    if log is not None and log.max_concurrency is not None and log.max_concurrency_tokens == n:
+        x, source = log.max_concurrency, "log 'Maximum concurrency' line"
+    elif log is not None and log.kv_cache_tokens is not None:
+        x, source = log.kv_cache_tokens / n, f"log KV cache size {log.kv_cache_tokens:,} tokens"
+    elif metrics is not None and (cap := metrics.kv_capacity_tokens()) is not None:
+        x, source = cap / n, f"/metrics cache_config_info: {cap:,} KV tokens"
+    if x is None:
+        return Check("kv-concurrency", "warn", "no KV capacity in the log or /metrics")
+    verdict: Status = "pass" if x >= want else "fail"
+    relation = ">=" if x >= want else "<"
+    return Check(
+        "kv-concurrency",
+        verdict,
+        f"{x:.2f}x requests of {n:,} tokens fit in the KV cache {relation} concurrency {want} "
+        f"({source})",
+    )
+
+
+def _seqs_check(log: ServerLog | None, want: int) -> Check:
+    if log is None:
+        return Check("max-num-seqs", "warn", "skipped: needs --server-log")
+    seqs = log.max_num_seqs
+    if seqs is None:
+        return Check(
+            "max-num-seqs",
+            "warn",
+            "max_num_seqs not in the logged non-default args: vLLM's default applies (unlogged)",
+        )
+    if seqs == want:
+        return Check("max-num-seqs", "pass", f"max_num_seqs {seqs} == concurrency {want} (log)")
+    if seqs > want:
+        return Check(
+            "max-num-seqs",
+            "warn",
+            f"max_num_seqs {seqs} > concurrency {want} (log): other clients can push the "
+            "server past the measured knee",
+        )
+    return Check(
+        "max-num-seqs",
+        "fail",
+        f"max_num_seqs {seqs} < concurrency {want} (log): our requests would queue in vLLM",
+    )
+
+
+def _spec_check(log: ServerLog | None) -> Check:
+    enabled = log.speculative_enabled if log is not None else None
+    if enabled is None:
+        return Check("speculative", "warn", "unknown: needs --server-log")
+    if enabled:
+        cfg = log.speculative_config if log is not None else None
+        return Check("speculative", "pass", f"configured: {cfg} (log)")
+    return Check("speculative", "pass", "not configured (log: speculative_config=None)")
+
+
+def check_server_log(
+    log: ServerLog | None, max_model_len: int | None, concurrency: int
+) -> list[Check]:
+    """The checks that read only the log (and /v1/models' ``max_model_len``): override,
+    kv-concurrency (log part), max-num-seqs, speculative. Pure."""
+    return [
+        _override_check(log),
+        _kv_check(log, None, max_model_len, concurrency),
+        _seqs_check(log, concurrency),
+        _spec_check(log),
+    ]
+
+
+def _models_check(models: list[ModelInfo], wanted: str | None) -> tuple[Check, ModelInfo | None]:
+    if not models:
+        return Check("models", "fail", "/v1/models lists no model"), None
+    chosen = next((m for m in models if m.id == wanted), None) if wanted else models[0]
+    if chosen is None:
+        served = ", ".join(m.id for m in models)
+        return Check("models", "fail", f"model {wanted!r} not served (serves: {served})"), None
+    detail = f"{chosen.id}: max_model_len {chosen.max_model_len}, owned_by {chosen.owned_by}"
+    if chosen.owned_by != "vllm":
+        return Check("models", "warn", detail + " (not vLLM: log checks may not apply)"), chosen
+    if chosen.max_model_len is None:
+        return Check("models", "warn", detail + " (no max_model_len)"), chosen
+    return Check("models", "pass", detail), chosen
+
+
+async def _request_id_check(inp: DoctorInput, model: str) -> Check:
+    rid = f"owlai-doctor-{uuid.uuid4().hex[:16]}"
+    client = openai.AsyncOpenAI(
+        base_url=inp.endpoint.v1, api_key=inp.api_key, max_retries=0, timeout=inp.timeout_s
+    )
+    try:
+        raw = await client.chat.completions.with_raw_response.create(
+            model=model,
+            messages=[{"role": "user", "content": "Say OK."}],
+            max_tokens=1,
+            temperature=0,
+            extra_headers={"X-Request-Id": rid},
+        )
+        body_id = raw.parse().id
+    except openai.OpenAIError as exc:
+        return Check("request-id", "fail", f"live request failed: {type(exc).__name__}: {exc}")
+    finally:
+        await client.close()
+    echoed = raw.headers.get("x-request-id")
+    if echoed == rid:
+        return Check("request-id", "pass", f"x-request-id {rid} echoed; response id {body_id}")
+    if rid in (body_id or ""):
+        return Check(
+            "request-id", "warn", f"response id {body_id} carries our id but no x-request-id header"
+        )
+    return Check(
+        "request-id",
+        "fail",
+        f"sent X-Request-Id {rid}, got header {echoed!r} and id {body_id!r}: start vLLM with "
+        "--enable-request-id-headers",
+    )
+
+
+async def run_checks(inp: DoctorInput, http: httpx2.AsyncClient) -> list[Check]:
+    """Run every check against the live server; never raises for a server problem (a failed
+    check says it). ``http`` is used for the plain GETs."""
+    checks: list[Check] = []
+    try:
+        models = await fetch_models(http, inp.endpoint)
+    except ServerError as exc:
+        checks.append(Check("models", "fail", str(exc)))
+        chosen = None
+    else:
+        models_check, chosen = _models_check(models, inp.model)
+        checks.append(models_check)
+    try:
+        metrics = await fetch_metrics(http, inp.endpoint)
+    except ServerError:
+        metrics = None
+    n = chosen.max_model_len if chosen is not None else None
+    checks.append(_override_check(inp.log))
+    checks.append(_kv_check(inp.log, metrics, n, inp.concurrency))
+    checks.append(_seqs_check(inp.log, inp.concurrency))
+    checks.append(_spec_check(inp.log))
+    if chosen is None:
+        checks.append(Check("request-id", "fail", "skipped: no model to send to"))
+    else:
+        checks.append(await _request_id_check(inp, chosen.id))
+    return checks
+
+
+def format_checks(checks: list[Check]) -> str:
+    """One line per check: ``PASS  name  detail``, then a summary line."""
+    lines = [f"{c.status.upper():<4}  {c.name:<15} {c.detail}" for c in checks]
+    counts = {s: sum(c.status == s for c in checks) for s in ("pass", "warn", "fail")}
+    lines.append(", ".join(f"{v} {k}" for k, v in counts.items()))
+    return "\n".join(lines)
+
+
+def checks_json(checks: list[Check]) -> list[dict[str, Any]]:
+    """The checks as JSON-ready dicts ``{"name", "status", "detail"}``."""
+    return [{"name": c.name, "status": c.status, "detail": c.detail} for c in checks]

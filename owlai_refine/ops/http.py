@@ -1,0 +1,136 @@
+"""Plain HTTP reads of an OpenAI-compatible server: ``/v1/models``, ``/metrics``, ``/tokenize``.
+
+The only ops module besides the benchmark's request path that touches the network. Clients are
+passed in (``httpx2.AsyncClient``, the httpx-compatible package openai uses), never global.
+``base_url`` is what the user gives: ``http://host:port/v1`` (like the openai client) or
+``http://host:port``; :func:`endpoint` derives both forms. vLLM serves ``/metrics``,
+``/tokenize`` and ``/version`` at the root, the OpenAI API under ``/v1``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import httpx2
+
+from owlai_refine.errors import ConfigError, InputError
+from owlai_refine.ops.metrics import Metrics, MetricsParseError, parse_metrics
+
+__all__ = [
+    "Endpoint",
+    "ModelInfo",
+    "ServerError",
+    "endpoint",
+    "fetch_metrics",
+    "fetch_models",
+    "tokenize_count",
+]
+
+
+class ServerError(InputError):
+    """Raised when the server cannot be reached, answers an error status, or answers a body
+    that is not what the endpoint promises. ``url`` names the request."""
+
+    def __init__(self, message: str, *, url: str) -> None:
+        super().__init__(message)
+        self.url = url
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """``v1``: the OpenAI API base (``.../v1``); ``root``: the server root (``/metrics``)."""
+
+    v1: str
+    root: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    """One entry of ``/v1/models``: ``max_model_len`` in tokens (vLLM only, else ``None``)."""
+
+    id: str
+    owned_by: str | None
+    max_model_len: int | None
+
+
+def endpoint(base_url: str) -> Endpoint:
+    """Split ``base_url`` into its ``/v1`` and root forms.
+
+    Raises ``ConfigError`` unless it is an absolute ``http://`` or ``https://`` URL.
+    """
+    url = base_url.strip().rstrip("/")
+    if not url.startswith(("http://", "https://")) or url.endswith("://"):
+        raise ConfigError(f"--base-url must be an http(s) URL, got {base_url!r}")
+    root = url.removesuffix("/v1")
+    return Endpoint(v1=root + "/v1", root=root)
+
+
+async def _get(client: httpx2.AsyncClient, url: str) -> httpx2.Response:
+    try:
+        return await client.get(url)
+    except httpx2.HTTPError as exc:
+        raise ServerError(f"cannot reach {url}: {type(exc).__name__}: {exc}", url=url) from exc
+
+
+async def fetch_models(client: httpx2.AsyncClient, ep: Endpoint) -> list[ModelInfo]:
+    """GET ``/v1/models``. Raises ``ServerError`` on a network error, a non-200 status or a body
+    without a ``data`` list."""
+    url = ep.v1 + "/models"
+    resp = await _get(client, url)
+    if resp.status_code != 200:
+        raise ServerError(f"GET {url} answered HTTP {resp.status_code}", url=url)
+    try:
+        data = resp.json()["data"]
+        if not isinstance(data, list):
+            raise TypeError("data is not a list")
+        return [
+            ModelInfo(
+                id=str(m["id"]),
+                owned_by=m.get("owned_by"),
+                max_model_len=m.get("max_model_len"),
+            )
+            for m in data
+        ]
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ServerError(f"GET {url}: not an OpenAI model list ({exc})", url=url) from exc
+
+
+async def fetch_metrics(client: httpx2.AsyncClient, ep: Endpoint) -> Metrics | None:
+    """GET ``/metrics`` and parse it; ``None`` when the server has none (404, e.g. a cloud API).
+
+    Raises ``ServerError`` on a network error, another error status, or unparseable text.
+    """
+    url = ep.root + "/metrics"
+    resp = await _get(client, url)
+    if resp.status_code == 404:
+        return None
+    if resp.status_code != 200:
+        raise ServerError(f"GET {url} answered HTTP {resp.status_code}", url=url)
+    try:
+        return parse_metrics(resp.text)
+    except MetricsParseError as exc:
+        raise ServerError(f"GET {url}: {exc}", url=url) from exc
+
+
+async def tokenize_count(
+    client: httpx2.AsyncClient, ep: Endpoint, model: str, messages: Sequence[Mapping[str, object]]
+) -> int | None:
+    """Prompt tokens of ``messages`` with the chat template applied, from vLLM's ``POST
+    /tokenize`` (the same count as ``usage.prompt_tokens``). ``None`` when the server has no
+    such endpoint (404/405) or answers without ``count``. Raises ``ServerError`` on a network
+    error."""
+    url = ep.root + "/tokenize"
+    try:
+        resp = await client.post(
+            url, json={"model": model, "messages": list(messages), "add_generation_prompt": True}
+        )
+    except httpx2.HTTPError as exc:
+        raise ServerError(f"cannot reach {url}: {type(exc).__name__}: {exc}", url=url) from exc
+    if resp.status_code != 200:
+        return None
+    try:
+        count = resp.json().get("count")
+    except (ValueError, AttributeError):
+        return None
+    return count if isinstance(count, int) else None

@@ -1,0 +1,114 @@
+"""Read the facts ``refine doctor`` needs from a vLLM server's startup log.
+
+Lines read (vLLM 0.32, recorded in ``fixtures/vllm/``)::
+
+    ... non-default args: {'model': ..., 'max_num_seqs': 4, 'override_generation_config': {...}}
+    ... Initializing a V1 LLM engine (v0.32.0) with config: ..., speculative_config=None, ...
+    ... CPU KV cache size: 23,296 tokens, Maximum concurrency for 4,096 tokens per request: 5.69x
+    ... Default vLLM sampling parameters have been overridden by the model's
+        `generation_config.json`: `{'presence_penalty': 1.5, 'max_tokens': 48}`. ...
+
+(the last is one line in the log). A log holding several startups (an appended file) is read
+to its end, so the last startup wins. Pure: takes text, returns values, touches no files.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["ServerLog", "parse_server_log"]
+
+_ARGS = re.compile(r"non-default args: (\{.*\})\s*$")
+_ENGINE = re.compile(r"Initializing a \S+ LLM engine \(v([^)]+)\) with config: (.*)$")
+_SPEC = re.compile(r"speculative_config=(None|[A-Za-z_]*\(.*?\)|\{.*?\})(?:, [a-z_]+=|$)")
+_KV_SIZE = re.compile(r"\b([A-Z]PU|XPU|TPU) KV cache size: ([\d,]+) tokens")
+_MAX_CONC = re.compile(r"Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x")
+_OVERRIDE = re.compile(
+    r"Default vLLM sampling parameters have been overridden by (.*?): `(\{.*?\})`"
+)
+
+
+def _literal(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+@dataclass(slots=True)
+class ServerLog:
+    """What a vLLM startup log says. Every field is ``None`` when its line was not found.
+
+    - ``args``: the ``non-default args`` dict (CLI flags the operator set), or ``None``;
+    - ``max_num_seqs``: from ``args`` (``None`` if absent: vLLM's default then applies);
+    - ``override_source`` / ``sampling_overrides``: the "overridden by" source text and the
+      default sampling parameters it set (e.g. ``{'max_tokens': 48, 'presence_penalty': 1.5}``);
+    - ``kv_cache_tokens``: KV cache capacity in tokens; ``max_concurrency_tokens`` and
+      ``max_concurrency``: the "Maximum concurrency for N tokens per request: X x" pair;
+    - ``speculative_config``: the engine config's text for it (``"None"`` when off);
+    - ``vllm_version``: from the engine line.
+    """
+
+    args: dict[str, Any] | None = None
+    max_num_seqs: int | None = None
+    max_model_len_arg: int | None = None
+    override_source: str | None = None
+    sampling_overrides: dict[str, Any] | None = None
+    kv_cache_tokens: int | None = None
+    max_concurrency_tokens: int | None = None
+    max_concurrency: float | None = None
+    speculative_config: str | None = None
+    vllm_version: str | None = None
+    lines_read: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def speculative_enabled(self) -> bool | None:
+        """True when speculative decoding is configured, False when the engine line says
+        ``speculative_config=None`` (or the args set none), ``None`` when unknown."""
+        if self.speculative_config is not None:
+            return self.speculative_config != "None"
+        if self.args is not None:
+            return bool(self.args.get("speculative_config"))
+        return None
+
+
+def _int_arg(args: dict[str, Any], key: str) -> int | None:
+    value = args.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def parse_server_log(text: str) -> ServerLog:
+    """Parse a vLLM startup log's text into a :class:`ServerLog` (never raises on odd text)."""
+    out = ServerLog()
+    for line in text.splitlines():
+        out.lines_read += 1
+        if m := _ARGS.search(line):
+            args = _literal(m.group(1))
+            if isinstance(args, dict):
+                out.args = args
+                out.max_num_seqs = _int_arg(args, "max_num_seqs")
+                out.max_model_len_arg = _int_arg(args, "max_model_len")
+            else:
+                out.notes.append("non-default args line is not a Python literal")
+                seqs = re.search(r"'max_num_seqs': (\d+)", m.group(1))
+                out.max_num_seqs = int(seqs.group(1)) if seqs else None
+        if m := _ENGINE.search(line):
+            out.vllm_version = m.group(1)
+            if spec := _SPEC.search(m.group(2)):
+                out.speculative_config = spec.group(1)
+        if m := _KV_SIZE.search(line):
+            out.kv_cache_tokens = int(m.group(2).replace(",", ""))
+        if m := _MAX_CONC.search(line):
+            out.max_concurrency_tokens = int(m.group(1).replace(",", ""))
+            out.max_concurrency = float(m.group(2))
+        if m := _OVERRIDE.search(line):
+            out.override_source = m.group(1)
+            overrides = _literal(m.group(2))
+            out.sampling_overrides = overrides if isinstance(overrides, dict) else None
+            if out.sampling_overrides is None:
+                out.notes.append("sampling override dict is not a Python literal")
+    return out

@@ -1,0 +1,170 @@
+"""``refine stats``: input and output length figures from the usage ledger.
+
+Everything here is computed from ``refine.call`` lines (see :mod:`owlai_refine.ops.ledger`),
+grouped by ``(model, backend)``. Quantiles are type 7 (see :mod:`owlai_refine.ops.quantiles`).
+"K" in the thresholds is 1024 tokens (8K = 8,192; 32K = 32,768; 128K = 131,072), the way context
+windows are quoted; a call counts as "above" when its ``prompt_tokens`` is strictly greater.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from owlai_refine.ops.ledger import CallRecord, LedgerRead
+from owlai_refine.ops.quantiles import quantiles
+
+__all__ = [
+    "QUANTILES",
+    "THRESHOLDS",
+    "GroupStats",
+    "LedgerStats",
+    "TokenSummary",
+    "format_stats",
+    "ledger_stats",
+]
+
+QUANTILES: dict[str, float] = {"p10": 0.10, "p50": 0.50, "p90": 0.90, "p99": 0.99, "max": 1.0}
+THRESHOLDS: dict[str, int] = {"8K": 8 * 1024, "32K": 32 * 1024, "128K": 128 * 1024}
+
+
+class TokenSummary(BaseModel):
+    """Quantiles of one token count over the calls that reported it (unit: tokens).
+
+    ``n`` is how many calls had the field; ``total`` their sum; ``mean`` their average.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    n: int
+    p10: float
+    p50: float
+    p90: float
+    p99: float
+    max: float
+    mean: float
+    total: int
+
+
+class GroupStats(BaseModel):
+    """Figures for one ``(model, backend)`` pair.
+
+    ``calls``: call lines (attempts, failed ones included); ``failed``: lines with ``error``;
+    ``share_above``: threshold name (``"8K"`` ...) -> fraction (0..1) of calls with usage whose
+    ``prompt_tokens`` exceeds it; ``finish_reasons``: reason -> count (failed attempts have none);
+    ``truncation_rate``: fraction of calls with a ``finish_reason`` whose reason is ``"length"``,
+    ``None`` when no call has one.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    backend: str
+    calls: int
+    failed: int
+    prompt_tokens: TokenSummary | None
+    completion_tokens: TokenSummary | None
+    cached_tokens_total: int
+    share_above: dict[str, float]
+    finish_reasons: dict[str, int]
+    truncation_rate: float | None
+
+
+class LedgerStats(BaseModel):
+    """``refine stats`` output: one ``GroupStats`` per (model, backend), sorted by name, plus
+    what was read: call lines, non-JSON lines skipped, other events ignored."""
+
+    model_config = ConfigDict(frozen=True)
+
+    files: int
+    call_lines: int
+    skipped_lines: int
+    other_events: int
+    groups: list[GroupStats]
+
+
+def _summary(values: Sequence[int]) -> TokenSummary | None:
+    if not values:
+        return None
+    qs = dict(zip(QUANTILES, quantiles(values, list(QUANTILES.values())), strict=True))
+    return TokenSummary(n=len(values), mean=sum(values) / len(values), total=sum(values), **qs)
+
+
+def _group(model: str, backend: str, calls: Sequence[CallRecord]) -> GroupStats:
+    prompts = [c.prompt_tokens for c in calls if c.prompt_tokens is not None]
+    outputs = [c.completion_tokens for c in calls if c.completion_tokens is not None]
+    reasons = Counter(c.finish_reason for c in calls if c.finish_reason is not None)
+    finished = sum(reasons.values())
+    share = {
+        name: (sum(p > limit for p in prompts) / len(prompts) if prompts else 0.0)
+        for name, limit in THRESHOLDS.items()
+    }
+    return GroupStats(
+        model=model,
+        backend=backend,
+        calls=len(calls),
+        failed=sum(c.error is not None for c in calls),
+        prompt_tokens=_summary(prompts),
+        completion_tokens=_summary(outputs),
+        cached_tokens_total=sum(c.cached_tokens or 0 for c in calls),
+        share_above=share,
+        finish_reasons=dict(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))),
+        truncation_rate=(reasons.get("length", 0) / finished) if finished else None,
+    )
+
+
+def ledger_stats(read: LedgerRead, files: int) -> LedgerStats:
+    """Compute per-(model, backend) figures from a ``LedgerRead`` of ``files`` files."""
+    by_key: dict[tuple[str, str], list[CallRecord]] = {}
+    for call in read.calls:
+        by_key.setdefault((call.model, call.backend), []).append(call)
+    return LedgerStats(
+        files=files,
+        call_lines=len(read.calls),
+        skipped_lines=read.skipped_lines,
+        other_events=read.other_events,
+        groups=[_group(m, b, calls) for (m, b), calls in sorted(by_key.items())],
+    )
+
+
+def _tokens_line(label: str, s: TokenSummary | None) -> str:
+    if s is None:
+        return f"  {label:<18} (no calls reported it)"
+    cells = "  ".join(f"{k} {getattr(s, k):,.0f}" for k in QUANTILES)
+    return f"  {label:<18} {cells}  (n={s.n}, mean {s.mean:,.1f}, total {s.total:,})"
+
+
+def format_stats(stats: LedgerStats) -> str:
+    """Render ``stats`` as the human table ``refine stats`` prints (token figures rounded)."""
+    lines = [
+        f"ledger: {stats.files} file(s), {stats.call_lines} call line(s), "
+        f"{stats.skipped_lines} non-JSON line(s) skipped, "
+        f"{stats.other_events} other event(s) ignored"
+    ]
+    if not stats.groups:
+        lines.append("no refine.call lines found")
+    for g in stats.groups:
+        ok = g.prompt_tokens.n if g.prompt_tokens else 0
+        lines += [
+            "",
+            f"model {g.model} | backend {g.backend} | {g.calls} call(s), {g.failed} failed, "
+            f"{ok} with usage",
+            _tokens_line("prompt tokens", g.prompt_tokens),
+            "  above "
+            + " / ".join(g.share_above)
+            + "  "
+            + " / ".join(f"{v:.1%}" for v in g.share_above.values()),
+            _tokens_line("completion tokens", g.completion_tokens),
+            f"  cached tokens      total {g.cached_tokens_total:,}",
+            "  finish_reason      "
+            + (", ".join(f"{k} {v}" for k, v in g.finish_reasons.items()) or "(none)"),
+        ]
+        if g.truncation_rate is None:
+            lines.append("  truncation rate    n/a (no finish_reason)")
+        else:
+            n_len = g.finish_reasons.get("length", 0)
+            total = sum(g.finish_reasons.values())
+            lines.append(f"  truncation rate    {g.truncation_rate:.1%} ({n_len} of {total})")
+    return "\n".join(lines)

@@ -1,0 +1,114 @@
+"""Step figures, medians across repeats, and the knee rule on hand-made numbers."""
+
+from __future__ import annotations
+
+import pytest
+
+from owlai_refine.ops.benchreport import (
+    Point,
+    Spread,
+    find_knee,
+    format_table,
+    points,
+    step_stats,
+)
+from owlai_refine.ops.sweep import RequestResult, StepRaw
+
+
+def _point(conc: int, tps: float, ttft: float, tpot: float) -> Point:
+    figs = {"output_tokens_per_s": tps, "ttft_p50_s": ttft, "tpot_p50_s": tpot}
+    return Point(
+        input_tokens=1100,
+        concurrency=conc,
+        repeats=3,
+        figures={k: Spread(median=v, min=v, max=v) for k, v in figs.items()},
+    )
+
+
+SWEEP = [
+    _point(1, 10.0, 1.0, 0.050),
+    _point(2, 18.0, 1.2, 0.060),
+    _point(4, 25.0, 2.0, 0.088),
+    _point(8, 26.0, 3.3, 0.200),
+]
+
+
+def test_knee_sentence() -> None:
+    knee = find_knee(SWEEP)
+    # best 26 at 8; 4 gives 25 >= 0.95 * 26 = 24.7, 2 gives 18 < 24.7
+    assert (knee.concurrency, knee.best_concurrency, knee.next_concurrency) == (4, 8, 8)
+    assert knee.throughput_change == pytest.approx(0.04)  # 26 / 25 - 1
+    assert knee.ttft_change == pytest.approx(0.65)  # 3.3 / 2.0 - 1
+    assert knee.decode_speed_change == pytest.approx(-0.56)  # (1/0.2) / (1/0.088) - 1
+    assert knee.sentence == "4 -> 8: +4% throughput, +65% TTFT, -56% per-request decode speed"
+
+
+def test_knee_margin_zero_is_the_best() -> None:
+    assert find_knee(SWEEP, margin=0.0).concurrency == 8
+
+
+def test_knee_at_the_largest_concurrency_says_sweep_higher() -> None:
+    knee = find_knee(SWEEP[:3])
+    assert knee.concurrency == 4
+    assert knee.next_concurrency is None
+    assert "sweep higher" in knee.sentence
+
+
+def test_knee_tiny_change_reads_plus_zero() -> None:
+    flat = [_point(1, 10.0, 1.0, 0.05), _point(2, 9.98, 2.0, 0.1)]
+    assert find_knee(flat).sentence.startswith("1 -> 2: +0% throughput, +100% TTFT, -50%")
+
+
+def test_knee_needs_throughput() -> None:
+    with pytest.raises(ValueError, match="no step"):
+        find_knee([])
+
+
+def test_step_stats_by_hand() -> None:
+    ok = [
+        RequestResult(
+            prompt_tokens=100, completion_tokens=10, ttft_s=1.0, latency_s=2.8, tpot_s=0.2
+        ),
+        RequestResult(
+            prompt_tokens=102, completion_tokens=10, ttft_s=2.0, latency_s=3.8, tpot_s=0.2
+        ),
+        RequestResult(
+            prompt_tokens=98, completion_tokens=10, ttft_s=3.0, latency_s=3.9, tpot_s=0.1
+        ),
+    ]
+    raw = StepRaw(
+        concurrency=3,
+        wall_s=5.0,
+        results=[*ok, RequestResult(error="boom")],
+        preemptions=0.0,
+        prefix_hits=0.0,
+        prefix_queries=300.0,
+        kv_peak=0.25,
+    )
+    s = step_stats(raw, input_tokens=100, repeat=1)
+    assert (s.requests, s.errors) == (4, 1)
+    assert s.prompt_tokens_mean == 100.0
+    assert s.output_tokens_per_s == 6.0  # 30 tokens / 5 s
+    assert s.total_tokens_per_s == 66.0  # (300 + 30) / 5 s
+    assert s.ttft_p50_s == 2.0
+    assert s.ttft_p90_s == pytest.approx(2.8)  # h = 1.8: 2 + 0.8 * 1
+    assert s.tpot_p50_s == 0.2
+    assert s.e2e_p90_s == pytest.approx(3.88)  # sorted 2.8, 3.8, 3.9; h = 1.8
+    assert s.kv_cache_peak == 0.25
+
+
+def test_points_take_median_and_spread_across_repeats() -> None:
+    def raw(tokens: int) -> StepRaw:
+        r = RequestResult(prompt_tokens=10, completion_tokens=tokens, ttft_s=1.0, latency_s=2.0)
+        return StepRaw(concurrency=2, wall_s=1.0, results=[r])
+
+    stats = [step_stats(raw(t), 10, i) for i, t in enumerate([10, 12, 20], start=1)]
+    (p,) = points(stats)
+    tps = p.figures["output_tokens_per_s"]
+    assert (tps.median, tps.min, tps.max) == (12, 10, 20)
+    assert tps.spread == pytest.approx(10 / 12)
+    assert "preemptions" not in p.figures  # no /metrics, no figure
+    table = format_table([p])
+    row = table.splitlines()[1].split()
+    assert row[3:5] == ["12.0", "±42%"]  # half of (20 - 10) / 12
+    assert table.splitlines()[0].split()[:3] == ["input", "conc", "prompt"]
