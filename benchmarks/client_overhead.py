@@ -159,6 +159,32 @@ async def bare(transport: httpx2.MockTransport, bodies: list[dict[str, Any]], sl
     return cpu
 
 
+# (label, file suffix, function): where a replayed block call spends its CPU time
+WHERE = [
+    ("openai create(): build + send the request", "completions/completions.py", "create"),
+    ("  of which: param transform", "_utils/_transform.py", "async_maybe_transform"),
+    ("  of which: ReplayTransport lookup", "owlai_refine/cassette.py", "_answer"),
+    ("read the streamed reply (_sse_json)", "owlai_refine/call.py", "_sse_json"),
+    ("guard: check_reply", "owlai_refine/guard/__init__.py", "check_reply"),
+    ("tenacity AsyncRetrying per block", "owlai_refine/retry.py", "retrying"),
+    ("refine.call log line", "owlai_refine/refine.py", "log_call"),
+    ("splice", "owlai_refine/splice.py", "splice"),
+]
+
+
+def print_breakdown(stats: pstats.Stats) -> None:
+    """Each part's cumulative time as a share of the profiled run (cProfile inflates Python
+    calls, so shares, not times, are the figure to read)."""
+    table: dict[tuple[str, int, str], tuple[Any, ...]] = stats.stats  # type: ignore[attr-defined]
+    total = sum(entry[2] for entry in table.values())
+    rows = []
+    for label, suffix, name in WHERE:
+        cum = sum(e[3] for (f, _, fn), e in table.items() if f.endswith(suffix) and fn == name)
+        rows.append([label, f"{100 * cum / total:.0f}%"])
+    print("where the CPU time goes (cProfile, one run of ours; share of the profiled total):")
+    print_table(["part", "share"], rows)
+
+
 async def run(args: argparse.Namespace) -> int:
     quiet_json_logging()
     doc = parse(build_report(args.blocks))
@@ -200,9 +226,11 @@ async def run(args: argparse.Namespace) -> int:
         profiler.disable()
         out = io.StringIO()
         stats = pstats.Stats(profiler, stream=out)
-        stats.sort_stats("cumulative").print_stats(args.profile_lines)
-        stats.sort_stats("tottime").print_stats(args.profile_lines)
-        print(out.getvalue())
+        print_breakdown(stats)
+        if args.profile_lines:
+            stats.sort_stats("cumulative").print_stats(args.profile_lines)
+            stats.sort_stats("tottime").print_stats(args.profile_lines)
+            print(out.getvalue())
     return 0
 
 
@@ -211,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--blocks", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--profile", action="store_true", help="print a cProfile of one run")
-    parser.add_argument("--profile-lines", type=int, default=40)
+    parser.add_argument("--profile-lines", type=int, default=0, help="also print pstats")
     args = parser.parse_args(argv)
     return anyio.run(run, args)
 
