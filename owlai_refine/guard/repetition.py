@@ -9,9 +9,10 @@ punctuation around it, longer runs split into :data:`MAX_UNIT` character pieces 
 such as ``"......"`` or ``"abcabc..."`` are seen) or
 one CJK character (Han, Kana, Hangul syllables are words already). A *phrase* ending at a unit is
 the shortest run of units ending there that weighs at least ``window`` (a word weighs 1, a CJK
-character 1/2: 8 words, or 16 CJK characters). A phrase seen ``threshold`` times (and more often
-than in the block itself) is a loop: an exact loop of period ``p`` units is caught ``p`` units
-into its third round, i.e. ``2p + window`` units after it began.
+character 1/2: 8 words, or 16 CJK characters). A phrase seen ``threshold`` times, or a phrase
+three times as long seen twice (and either more often than in the block itself), is a loop. An
+exact loop of period ``p`` units is caught after ``min(2p + window, p + 3 * window)`` units: a
+short sentence looping in its third round, a long one 24 words into its second.
 
 :func:`repetition_problem` also counts whole sentences (ended by ``.``, ``!``, ``?`` or their
 CJK forms), so that a sentence repeated far apart (not a contiguous loop) is caught too. Reasons:
@@ -52,44 +53,77 @@ def _short(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
+class _Phrases:
+    """Count the phrases of one length (``window`` units of weight) as units arrive."""
+
+    def __init__(self, window: float, threshold: int) -> None:
+        self.window = window
+        self.threshold = threshold
+        self.units: deque[str] = deque()
+        self.weight = 0.0
+        self.counts: Counter[tuple[str, ...]] = Counter()
+
+    def push(self, unit: str) -> tuple[tuple[str, ...], int] | None:
+        """Add ``unit``; ``(phrase, times seen)`` for the phrase it completes, if any."""
+        self.units.append(unit)
+        self.weight += _weight(unit)
+        while self.weight - _weight(self.units[0]) >= self.window:
+            self.weight -= _weight(self.units.popleft())
+        if self.weight < self.window:
+            return None
+        phrase = tuple(self.units)
+        self.counts[phrase] += 1
+        return phrase, self.counts[phrase]
+
+
 class RepetitionDetector:
-    """Count the phrases of a growing text and report the first one seen ``threshold`` times.
+    """Count the phrases of a growing text and report the first one that loops.
+
+    Two phrase lengths are watched: a phrase of ``window`` words seen ``threshold`` times, and a
+    phrase of ``LONG_FACTOR * window`` words seen twice (a 24-word stretch never recurs in real
+    prose, so a long loop is cut one round earlier). Only phrases seen more often than in
+    ``baseline`` (the block's text) count.
 
     Feed it the whole text so far with :meth:`feed` (the same string, longer each time, as a
     streaming client accumulates it); it only reads the part it has not seen, so feeding a reply
     chunk by chunk costs time linear in the reply's length. Units that may still grow (a word
-    with no space after it yet) wait for the next call. ``baseline`` is the block's text: a
-    phrase fires only when seen more often than there.
+    with no space after it yet) wait for the next call.
     """
 
+    LONG_FACTOR = 3
+
     def __init__(self, threshold: int, window: int, baseline: str = "") -> None:
-        self.threshold = threshold
-        self.window = float(window)
         self._pos = 0
-        self._phrase: deque[str] = deque()
-        self._weight = 0.0
-        self._counts: Counter[tuple[str, ...]] = Counter()
+        self._watch = (
+            _Phrases(float(window), threshold),
+            _Phrases(float(window * self.LONG_FACTOR), 2),
+        )
         self.fired: str | None = None
         """The reason, once a loop has been seen (then further feeds return it at once)."""
         self._baseline: Counter[tuple[str, ...]] = Counter()
         if baseline:
             probe = RepetitionDetector(threshold, window)
             probe._push_all(units(baseline))
-            self._baseline = probe._counts
+            for watch in probe._watch:
+                self._baseline.update(watch.counts)
+
+    @property
+    def counts(self) -> Counter[tuple[str, ...]]:
+        """How often each phrase (of either length) has been seen so far."""
+        total: Counter[tuple[str, ...]] = Counter()
+        for watch in self._watch:
+            total.update(watch.counts)
+        return total
 
     def _push_all(self, new_units: list[str]) -> str | None:
         for unit in new_units:
-            self._phrase.append(unit)
-            self._weight += _weight(unit)
-            while self._phrase and self._weight - _weight(self._phrase[0]) >= self.window:
-                self._weight -= _weight(self._phrase.popleft())
-            if self._weight < self.window:
-                continue
-            phrase = tuple(self._phrase)
-            self._counts[phrase] += 1
-            seen = self._counts[phrase]
-            if seen >= self.threshold and seen > self._baseline[phrase] and self.fired is None:
-                self.fired = f'repetition: phrase x{seen} "{_short(" ".join(phrase))}"'
+            for watch in self._watch:
+                found = watch.push(unit)
+                if found is None or self.fired is not None:
+                    continue
+                phrase, seen = found
+                if seen >= watch.threshold and seen > self._baseline[phrase]:
+                    self.fired = f'repetition: phrase x{seen} "{_short(" ".join(phrase))}"'
         return self.fired
 
     def feed(self, text: str, *, final: bool = False) -> str | None:

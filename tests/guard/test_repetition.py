@@ -55,7 +55,7 @@ def test_feeding_in_chunks_counts_what_one_feed_counts(text: str, steps: list[in
         end += step
         chunked.feed(text[:end])
     chunked.feed(text, final=True)
-    assert chunked._counts == whole._counts
+    assert chunked.counts == whole.counts
     assert chunked.fired == whole.fired
 
 
@@ -116,3 +116,20 @@ def test_threshold_and_window_come_from_the_config() -> None:
     assert watchdog_for(block, CONFIG)(text) is None  # a 6-word loop, 2.5 rounds of 8-word phrases
     assert watchdog_for(block, GuardConfig(repeat_threshold=2))(text) is not None
     assert watchdog_for(block, GuardConfig(repeat_window=4))(text) is not None
+
+
+def test_a_long_loop_is_cut_in_its_second_round() -> None:
+    paragraph = (
+        "Plato founded the Academy in Athens around 387 BCE, where philosophers and "
+        "mathematicians studied together for nearly three centuries. The school shaped "
+        "the curriculum of later institutions, and its dialogues set the agenda of "
+        "Western philosophy on ethics, politics, knowledge and the nature of reality, "
+        "as many historians of science and philosophy have argued at length [1, 2]. "
+    )
+    assert len(units(paragraph)) > 50  # a period twice the long phrase (24 words)
+    watchdog = watchdog_for(_block("Plato founded the Academy."), CONFIG)
+    fired_at = _stream(watchdog, paragraph * 5)
+    assert fired_at is not None
+    into_second_round = fired_at - len(paragraph)
+    assert 0 < into_second_round / CHARS_PER_TOKEN < 64
+    assert str(watchdog(paragraph * 5)).startswith("repetition: phrase x2 ")
