@@ -15,7 +15,9 @@ Pure code, no IO. :func:`check_reply` takes a block and the model's reply text a
    reply ending inside a word, a link or a bracket (a cut reply can claim ``finish_reason:
    stop``).
 7. **language** (``language``): the block's language kept.
-8. **tokens** (``tokens``): the protected inline tokens kept as a multiset.
+8. **content** (``content``): no sentence of the block dropped (its distinctive words gone);
+   judged only when the language is kept.
+9. **tokens** (``tokens``): the protected inline tokens kept as a multiset.
 
 Every failing check adds its reasons (all checks run, so a log line says everything that is wrong).
 Reason strings start with a fixed group name, for grouping logs (:func:`reason_group`):
@@ -30,6 +32,7 @@ Reason strings start with a fixed group name, for grouping logs (:func:`reason_g
 ``too long: <r>x``             e.g. ``too long: 2.60x``
 ``cut off``                    ``cut off: ends "...www.reu"``
 ``language <a> -> <b>``        ``language ko -> latin``, ``language ja -> zh``
+``lost sentence "<start>"``    a sentence of the block whose own words are gone
 ``lost <kind> <token>``        kind: citation, footnote, alert, url, image, code, math, html,
                                number
 ``added <kind> <token>``       a protected token the block did not have
@@ -50,6 +53,7 @@ from dataclasses import dataclass
 from owlai_refine.blocks import Block, BlockKind
 from owlai_refine.config import GuardConfig
 from owlai_refine.guard._md import parse_tokens
+from owlai_refine.guard.content import lost_sentences
 from owlai_refine.guard.language import language_problem
 from owlai_refine.guard.repetition import RepetitionDetector, repetition_problem
 from owlai_refine.guard.structure import structure_problems
@@ -143,18 +147,21 @@ def check_reply(block: Block, reply: str, config: GuardConfig) -> Verdict:
 
 def problems(block_text: str, text: str, config: GuardConfig) -> list[str]:
     """Every reason ``text`` (an already unwrapped reply) may not replace a block whose text is
-    ``block_text``: checks 3 to 8 of the module docstring, at most :data:`MAX_REASONS`."""
+    ``block_text``: checks 3 to 9 of the module docstring, at most :data:`MAX_REASONS`."""
     block_parse = parse_tokens(block_text)
     reply_parse = parse_tokens(text)
     reasons = structure_problems(block_parse, reply_parse)
+    language = language_problem(block_text, text)
     for problem in (
         repetition_problem(block_text, text, config.repeat_threshold, config.repeat_window),
         _length_problem(block_text, text, config),
         None if reasons else _cut_off(block_text, text),  # only judged on a single paragraph
-        language_problem(block_text, text) if config.check_language else None,
+        language if config.check_language else None,
     ):
         if problem:
             reasons.append(problem)
+    if language is None:  # sentences can only be matched within one language
+        reasons += lost_sentences(block_text, text)
     reasons += compare_tokens(
         protected_tokens(block_text, block_parse[0]), protected_tokens(text, reply_parse[0])
     )

@@ -7,7 +7,8 @@ the server's slot (:class:`RepetitionDetector`, fed incrementally).
 Text is cut into *units*: a word (a run of non-space characters, lower-cased, stripped of the
 punctuation around it, longer runs split into :data:`MAX_UNIT` character pieces so that loops
 such as ``"......"`` or ``"abcabc..."`` are seen) or
-one CJK character (Han, Kana, Hangul syllables are words already). A *phrase* ending at a unit is
+one Han, Kana or Hangul character (Korean has spaces, but a loop such as "에선에선에선" has none).
+A *phrase* ending at a unit is
 the shortest run of units ending there that weighs at least ``window`` (a word weighs 1, a CJK
 character 1/2: 8 words, or 16 CJK characters). A phrase seen ``threshold`` times, or a phrase
 three times as long seen twice (and either more often than in the block itself), is a loop. An
@@ -28,8 +29,9 @@ __all__ = ["MAX_UNIT", "RepetitionDetector", "repetition_problem", "units"]
 
 MAX_UNIT = 16
 """Longest unit in characters; a longer run of non-space characters is cut into pieces."""
-_CJK_CHAR = (
-    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3005\u31f0-\u31ff\uff66-\uff9f]"
+_CJK_CHAR = (  # Kana, Han, the iteration mark, halfwidth Kana, Hangul syllables
+    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3005\u31f0-\u31ff\uff66-\uff9f"
+    r"\uac00-\ud7a3]"
 )
 _UNIT = re.compile(rf"{_CJK_CHAR}|(?:(?!{_CJK_CHAR})\S){{1,{MAX_UNIT}}}")
 _IS_CJK = re.compile(_CJK_CHAR)

@@ -34,7 +34,7 @@ def _stream(watchdog: Callable[[str], str | None], text: str, step: int = 3) -> 
 
 def test_units() -> None:
     assert units("The GPU, 日本語 and 한국어 ok.") == [
-        "the", "gpu", "日", "本", "語", "and", "한국어", "ok",
+        "the", "gpu", "日", "本", "語", "and", "한", "국", "어", "ok",
     ]  # fmt: skip
     assert units("(see) ... [1].") == ["see", "...", "1"]
     assert units("x" * (2 * MAX_UNIT + 3)) == ["x" * MAX_UNIT, "x" * MAX_UNIT, "xxx"]
@@ -71,6 +71,7 @@ def test_feeding_in_chunks_counts_what_one_feed_counts(text: str, steps: list[in
         "tracing for enthusiasts and professionals alike. ",
         "量子计算机威胁RSA和ECC加密。",
         "양자 컴퓨터는 RSA와 ECC 암호를 위협합니다. ",
+        "에선",
     ],
 )
 def test_watchdog_fires_within_256_tokens_of_a_loop(sentence: str) -> None:
