@@ -23,6 +23,8 @@ math       ``$...$``, ``$$...$$``, ``\\(...\\)``, ``\\[...\\]``                 
 html       inline HTML tags (``<br>``, ``<sup>``)                               as written
 number     ``22.7 GiB``, ``39,812``, ``65%``, ``$749.99``, ``H100`` (its digits)  no spaces, no
                                                                                 thousands commas
+bold       ``**...**`` spans (their words may change); also ``italic`` (``*...*``)  the count only
+           and ``strikethrough`` (``~~...~~``)
 =========  ===================================================================  ==================
 
 Link text and image alt text may change, their destinations may not; numbers and markers inside
@@ -50,7 +52,11 @@ from owlai_refine.guard._md import parse_tokens
 
 __all__ = ["ProtectedTokens", "compare_tokens", "protected_tokens"]
 
-KINDS = ("citation", "footnote", "alert", "url", "image", "code", "math", "html", "number")
+KINDS = (
+    "citation", "footnote", "alert", "url", "image", "code", "math", "html", "number",
+    "bold", "italic", "strikethrough",
+)  # fmt: skip
+_EMPHASIS = {"strong": "bold", "em": "italic", "s": "strikethrough"}
 
 _LATEX_MATH = re.compile(r"\\\((?P<a>.+?)\\\)|\\\[(?P<b>.+?)\\\]", re.DOTALL)
 _URL = re.compile(r"(?:(?:https?|ftp)://|www\.)[^\s<>\"'\u3000-\u303f\uff01-\uff0f\uff1a-\uff20]+")
@@ -77,16 +83,32 @@ _THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 @dataclass
 class ProtectedTokens:
     """The protected tokens of one text: ``counts[(kind, key)]`` how often each occurs,
-    ``shown[(kind, key)]`` how it was first written, ``escaped`` the citations and footnotes
+    ``shown[(kind, key)]`` how each occurrence was written, ``escaped`` the citations and footnotes
     written with backslashes (``(kind, key) -> written form``), which are *not* tokens."""
 
     counts: Counter[tuple[str, str]] = field(default_factory=Counter)
-    shown: dict[tuple[str, str], str] = field(default_factory=dict)
+    shown: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     escaped: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def add(self, kind: str, key: str, written: str) -> None:
         self.counts[(kind, key)] += 1
-        self.shown.setdefault((kind, key), written)
+        self.shown.setdefault((kind, key), []).append(written)
+
+    def unmatched(self, other: ProtectedTokens, kind: str, key: str) -> list[str]:
+        """How this text wrote the occurrences of ``(kind, key)`` that ``other`` lacks: the
+        written forms ``other`` does not also have, else the last ones (``**A**`` and ``**B**``
+        against ``**B**`` gives ``["**A**"]``)."""
+        forms = list(self.shown.get((kind, key), []))
+        missing = self.counts[(kind, key)] - other.counts[(kind, key)]
+        theirs = Counter(other.shown.get((kind, key), []))
+        picked = []
+        for form in forms:
+            if theirs[form]:
+                theirs[form] -= 1
+            else:
+                picked.append(form)
+        rest = [f for f in reversed(forms) if f not in picked]
+        return (picked + rest)[:missing]
 
 
 def _citation_key(written: str) -> str:
@@ -162,8 +184,30 @@ def _scan_text(run: str, out: ProtectedTokens) -> None:
         out.add("number", _number_key(m), m.group().strip())
 
 
+def _add_token(tok: Token, out: ProtectedTokens) -> None:
+    """Add what an inline token other than text and emphasis protects, if anything."""
+    kind = tok.type
+    if kind == "link_open":
+        href = str(tok.attrs.get("href", ""))
+        out.add("url", href, href)
+    elif kind == "image":
+        src = str(tok.attrs.get("src", ""))
+        out.add("image", src, src)
+    elif kind == "code_inline":
+        out.add("code", tok.content, tok.content)
+    elif kind in ("math_inline", "math_inline_double"):
+        out.add("math", " ".join(tok.content.split()), tok.content)
+    elif kind == "html_inline":
+        out.add("html", tok.content, tok.content)
+    elif kind == "footnote_ref":
+        label = f"[^{(tok.meta or {}).get('label', '')}]"
+        out.add("footnote", label, label)
+
+
 def _scan_inline(children: Sequence[Token], out: ProtectedTokens) -> None:
     run: list[str] = []
+    emphasis: list[tuple[str, str, int]] = []  # open spans: (kind, markup, where its text starts)
+    shown: list[str] = []  # the text of the inline content so far, for naming emphasis spans
 
     def flush() -> None:
         if run:
@@ -172,30 +216,23 @@ def _scan_inline(children: Sequence[Token], out: ProtectedTokens) -> None:
 
     for tok in children:
         kind = tok.type
+        if kind in ("text", "code_inline", "math_inline"):
+            shown.append(tok.content)
         if kind == "text":
             run.append(tok.content)
         elif kind == "text_special":
             run.append(tok.markup)
         elif kind in ("softbreak", "hardbreak"):
             run.append("\n")
-        elif kind in ("em_open", "em_close", "strong_open", "strong_close", "s_open", "s_close"):
-            continue  # emphasis does not split "**12**%" into two tokens
+        elif kind.endswith("_open") and kind[:-5] in _EMPHASIS:
+            # emphasis does not split "**12**%" into two tokens: the text run goes on
+            emphasis.append((_EMPHASIS[kind[:-5]], tok.markup, len(shown)))
+        elif kind.endswith("_close") and kind[:-6] in _EMPHASIS and emphasis:
+            name, markup, start = emphasis.pop()
+            out.add(name, "", f"{markup}{''.join(shown[start:])}{markup}")
         else:
             flush()
-            if kind == "link_open":
-                out.add("url", str(tok.attrs.get("href", "")), str(tok.attrs.get("href", "")))
-            elif kind == "image":
-                src = str(tok.attrs.get("src", ""))
-                out.add("image", src, src)
-            elif kind == "code_inline":
-                out.add("code", tok.content, tok.content)
-            elif kind in ("math_inline", "math_inline_double"):
-                out.add("math", " ".join(tok.content.split()), tok.content)
-            elif kind == "html_inline":
-                out.add("html", tok.content, tok.content)
-            elif kind == "footnote_ref":
-                label = str((tok.meta or {}).get("label", ""))
-                out.add("footnote", f"[^{label}]", f"[^{label}]")
+            _add_token(tok, out)
     flush()
 
 
@@ -230,19 +267,19 @@ def compare_tokens(block: ProtectedTokens, reply: ProtectedTokens) -> list[str]:
     for kind in KINDS:
         lost_keys = [k for (kd, k), n in lost.items() if kd == kind for _ in range(n)]
         added_keys = [k for (kd, k), n in added.items() if kd == kind for _ in range(n)]
+        lost_forms = {k: iter(block.unmatched(reply, kind, k)) for k in lost_keys}
+        added_forms = {k: iter(reply.unmatched(block, kind, k)) for k in added_keys}
         still_lost: list[str] = []
         for key in lost_keys:
             written = reply.escaped.get((kind, key))
             if written is not None:
                 reasons.append(f"escaped {kind} {_short(written)}")
             else:
-                still_lost.append(key)
-        pairs = min(len(still_lost), len(added_keys))
-        for old, new in zip(still_lost[:pairs], added_keys[:pairs], strict=True):
-            reasons.append(
-                f"changed {kind} {_short(block.shown[(kind, old)])} -> "
-                f"{_short(reply.shown[(kind, new)])}"
-            )
-        reasons.extend(f"lost {kind} {_short(block.shown[(kind, k)])}" for k in still_lost[pairs:])
-        reasons.extend(f"added {kind} {_short(reply.shown[(kind, k)])}" for k in added_keys[pairs:])
+                still_lost.append(next(lost_forms[key]))
+        added_shown = [next(added_forms[k]) for k in added_keys]
+        pairs = min(len(still_lost), len(added_shown))
+        for old, new in zip(still_lost[:pairs], added_shown[:pairs], strict=True):
+            reasons.append(f"changed {kind} {_short(old)} -> {_short(new)}")
+        reasons.extend(f"lost {kind} {_short(form)}" for form in still_lost[pairs:])
+        reasons.extend(f"added {kind} {_short(form)}" for form in added_shown[pairs:])
     return _counted(reasons)

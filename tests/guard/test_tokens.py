@@ -17,11 +17,7 @@ CASES: list[dict[str, Any]] = json.loads((FIXTURES / "tokens.json").read_text("u
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_tokens(case: dict[str, Any]) -> None:
     found = protected_tokens(case["text"])
-    tokens = sorted(
-        [kind, found.shown[(kind, key)]]
-        for (kind, key), count in found.counts.items()
-        for _ in range(count)
-    )
+    tokens = sorted([kind, form] for (kind, _key), forms in found.shown.items() for form in forms)
     assert tokens == case["tokens"]
     escaped = sorted([kind, written] for (kind, _key), written in found.escaped.items())
     assert escaped == case.get("escaped", [])
@@ -51,6 +47,11 @@ def test_changes_are_paired_in_order_and_counted() -> None:
         "changed citation [2] -> [5]",
         "added citation [9] x2",
     ]
+
+
+def test_the_lost_occurrence_is_named() -> None:
+    assert _diff("**A:** x and **B** y.", "**A:** x and B y.") == ["lost bold **B**"]
+    assert _diff("Costs 5% then 7%.", "Costs 7%.") == ["lost number 5%"]
 
 
 def test_escaped_markers_are_named_as_escaped() -> None:
