@@ -5,8 +5,8 @@ Pure code, no IO. :func:`check_reply` takes a block and the model's reply text a
 (the block then keeps its original text). In order:
 
 1. **unwrap** (``unwrap``): known wrappers removed by fixed rules (``<think>``, our ``<block>``
-   tags, one outer ``markdown`` fence, a preamble line, quotes around the whole, a repeated list
-   marker); lines stripped.
+   tags and ``Section:`` line, one outer ``markdown`` fence, a preamble line, quotes around the
+   whole, a repeated list marker); lines stripped.
 2. **unchanged**: equal to the block after normalising whitespace (``Verdict.unchanged``).
 3. **structure** (``structure``): one paragraph, as the block; no heading, list, fence, ...
 4. **repetition** (``repetition``): no phrase or sentence looping ``repeat_threshold`` times.
@@ -34,7 +34,7 @@ Reason strings start with a fixed group name, for grouping logs (:func:`reason_g
 ``language <a> -> <b>``        ``language ko -> latin``, ``language ja -> zh``
 ``lost sentence "<start>"``    a sentence of the block whose own words are gone
 ``lost <kind> <token>``        kind: citation, footnote, alert, url, image, code, math, html,
-                               number
+                               number, name (``lost name DLSS``), bold, italic, strikethrough
 ``added <kind> <token>``       a protected token the block did not have
 ``changed <kind> <a> -> <b>``  one lost and one added token of a kind, paired in order
 ``escaped <kind> <form>``      ``escaped footnote \\[^2\\]``: turned into plain text
@@ -89,8 +89,8 @@ class Verdict:
     ``text``: the cleaned reply to splice (``None`` if rejected; the block's own text when
     unchanged). ``reasons``: why it was rejected, empty otherwise. ``unchanged``: the reply equals
     the block after normalising whitespace. ``unwrapped``: the names of the wrapper rules that
-    removed something (``"think"``, ``"block_tags"``, ``"fence"``, ``"preamble"``, ``"quotes"``,
-    ``"list_marker"``), for logs.
+    removed something (``"think"``, ``"block_tags"``, ``"section_echo"``, ``"fence"``,
+    ``"preamble"``, ``"quotes"``, ``"list_marker"``), for logs.
     """
 
     text: str | None

@@ -32,6 +32,10 @@ link text still count (``[Reuters, 2024](...)`` keeps its year). Dollar amounts 
 ``$749.99 ... $1,999.99`` are numbers, not math: the shared parser applies pandoc's rules (no
 space inside the dollars, no digit after the closing one).
 
+Names are checked one way: every word of the block with two or more capitals (an acronym or
+a product name: ``DLSS``, ``NIST``, ``GroqCloud``) must still be a word of the reply, in any case
+and number (``lost name DLSS``); how often does not matter, and new ones are not reported.
+
 Reasons, one per difference: ``lost <kind> <token>``, ``added <kind> <token>``, ``changed <kind>
 <old> -> <new>`` (one lost and one added token of the same kind, paired in order) and ``escaped
 <kind> <reply form>`` (a citation or footnote the reply wrote with backslashes, which turns it
@@ -77,6 +81,7 @@ _UNITS = (
 _NUMBER = re.compile(
     rf"(?<![\d.,])(?P<cur>[$€£¥₩]\s?)?(?P<num>\d+(?:[.,]\d+)*)(?:\s?(?P<unit>{_UNITS})(?![A-Za-z]))?"
 )
+_LATIN_WORD = re.compile(r"(?<![A-Za-z0-9])[A-Za-z][A-Za-z0-9]*")
 _THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 
 
@@ -89,6 +94,11 @@ class ProtectedTokens:
     counts: Counter[tuple[str, str]] = field(default_factory=Counter)
     shown: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     escaped: dict[tuple[str, str], str] = field(default_factory=dict)
+    names: dict[str, str] = field(default_factory=dict)
+    """Words with two or more capitals (``DLSS``, ``NIST``, ``GroqCloud``, ``GPUs``), keyed by
+    :func:`_word_key`, each with its first written form."""
+    words: set[str] = field(default_factory=set)
+    """Every Latin word of the plain text, by :func:`_word_key`."""
 
     def add(self, kind: str, key: str, written: str) -> None:
         self.counts[(kind, key)] += 1
@@ -125,6 +135,12 @@ def _trim_url(url: str) -> str:
         else:
             break
     return url
+
+
+def _word_key(word: str) -> str:
+    """A word compared without case or a plural ``s``: ``GPUs``, ``GPU`` and ``gpu`` meet."""
+    lower = word.lower()
+    return lower[:-1] if len(lower) > 2 and lower.endswith("s") else lower
 
 
 def _number_key(m: re.Match[str]) -> str:
@@ -180,8 +196,13 @@ def _scan_text(run: str, out: ProtectedTokens) -> None:
     run = cut(_FOOTNOTE, run, footnote)
     run = cut(_ALERT, run, alert)
     run = run.replace("\\", " ")  # what is left of escapes (``\$``) must not join numbers
-    for m in _NUMBER.finditer(run):
-        out.add("number", _number_key(m), m.group().strip())
+    run = cut(_NUMBER, run, lambda m: out.add("number", _number_key(m), m.group().strip()))
+    for m in _LATIN_WORD.finditer(run):  # numbers and their units are gone: GiB is no name
+        word = m.group()
+        key = _word_key(word)
+        out.words.add(key)
+        if sum(ch.isupper() for ch in word) >= 2:
+            out.names.setdefault(key, word)
 
 
 def _add_token(tok: Token, out: ProtectedTokens) -> None:
@@ -282,4 +303,8 @@ def compare_tokens(block: ProtectedTokens, reply: ProtectedTokens) -> list[str]:
             reasons.append(f"changed {kind} {_short(old)} -> {_short(new)}")
         reasons.extend(f"lost {kind} {_short(form)}" for form in still_lost[pairs:])
         reasons.extend(f"added {kind} {_short(form)}" for form in added_shown[pairs:])
+        if kind == "number":  # names come after numbers: both are facts in plain words
+            reasons.extend(
+                f"lost name {form}" for key, form in block.names.items() if key not in reply.words
+            )
     return _counted(reasons)

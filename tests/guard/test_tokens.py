@@ -67,3 +67,19 @@ def test_long_tokens_are_shortened_in_reasons() -> None:
     assert reason.startswith("lost url https://example.org/aaa")
     assert reason.endswith("\u2026")
     assert len(reason) == len("lost url ") + 120
+
+
+def test_names_are_kept_in_any_case_and_number() -> None:
+    block = "DLSS and AI upscaling on NVIDIA GPUs; see GroqCloud and the RTX 5090."
+    assert (
+        _diff(block, "Nvidia GPU upscaling with DLSS and AI; see Groqcloud and the RTX 5090.") == []
+    )
+    assert _diff(block, "AI upscaling on NVIDIA GPUs; see GroqCloud and the RTX 5090.") == [
+        "lost name DLSS"
+    ]
+    assert _diff("Prices in 2024.", "NIST prices in 2024.") == []  # new names are not reported
+
+
+def test_units_and_urls_are_not_names() -> None:
+    found = protected_tokens("It needs 22.7 GiB, see https://NIST.gov/PQC and `ML-KEM`.")
+    assert found.names == {}
