@@ -15,6 +15,9 @@ structure). The rules:
     exactly one pair, the answer is what is inside it and anything outside (an echoed title or
     instruction line) is dropped; else a leading ``<block>`` and a trailing ``</block>`` are
     removed. Dropping text is safe here: what is kept still passes every check against the block.
+``section_echo``
+    a first line starting ``Section:``: the heading-path line of our own per-block message
+    (``owlai_refine.prompt.SECTION_LABEL``), echoed back.
 ``fence``
     one code fence tagged ``markdown``, ``md`` or nothing around the whole reply, with no other
     fence line inside.
@@ -37,6 +40,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+
+from owlai_refine.prompt import SECTION_LABEL
 
 __all__ = ["PREAMBLE_PATTERNS", "UNWRAP_RULES", "tidy_lines", "unwrap"]
 
@@ -125,6 +130,14 @@ def _block_tags(reply: str, block_text: str) -> str | None:
     return out if out != reply else None
 
 
+def _section_echo(reply: str, block_text: str) -> str | None:
+    text = reply.lstrip()
+    if not text.startswith(SECTION_LABEL) or block_text.lstrip().startswith(SECTION_LABEL):
+        return None
+    _first, newline, rest = text.partition("\n")
+    return rest if newline and rest.strip() else None
+
+
 def _fence(reply: str, block_text: str) -> str | None:
     if _FENCE_LINE.search(block_text):
         return None
@@ -182,6 +195,7 @@ def _list_marker(reply: str, block_text: str) -> str | None:
 UNWRAP_RULES: tuple[tuple[str, Rule], ...] = (
     ("think", _think),
     ("block_tags", _block_tags),
+    ("section_echo", _section_echo),
     ("fence", _fence),
     ("preamble", _preamble),
     ("quotes", _quotes),
