@@ -22,23 +22,19 @@ Pure code, no IO. :func:`check_reply` takes a block and the model's reply text a
 Every failing check adds its reasons (all checks run, so a log line says everything that is wrong).
 Reason strings start with a fixed group name, for grouping logs (:func:`reason_group`):
 
-=============================  ======================================================
-``empty``                      nothing left after unwrapping
-``structure: <construct>``     heading, list, code block, table, rule, quote, html block,
-                               math block, front matter, footnote definition, link
-                               definition, blank line, hard line break, empty
-``repetition: phrase|sentence``  ``repetition: phrase x3 "..."``
-``too short: <r>x``            e.g. ``too short: 0.31x`` (reply/block length)
-``too long: <r>x``             e.g. ``too long: 2.60x``
-``cut off``                    ``cut off: ends "...www.reu"``
-``language <a> -> <b>``        ``language ko -> latin``, ``language ja -> zh``
-``lost sentence "<start>"``    a sentence of the block whose own words are gone
-``lost <kind> <token>``        kind: citation, footnote, alert, url, image, code, math, html,
-                               number, name (``lost name DLSS``), bold, italic, strikethrough
-``added <kind> <token>``       a protected token the block did not have
-``changed <kind> <a> -> <b>``  one lost and one added token of a kind, paired in order
-``escaped <kind> <form>``      ``escaped footnote \\[^2\\]``: turned into plain text
-=============================  ======================================================
+- ``empty``: nothing left after unwrapping.
+- ``structure: <construct>``: heading, list, code block, table, rule, quote, html block, math
+  block, front matter, footnote definition, link definition, blank line, hard line break, empty.
+- ``repetition: phrase xN "..."`` / ``repetition: sentence xN "..."``.
+- ``too short: 0.31x`` / ``too long: 2.60x``: reply length over block length.
+- ``cut off: ends "...www.reu"``.
+- ``language <block> -> <reply>``: ``language ko -> latin``, ``language ja -> zh``.
+- ``lost sentence "<its start>"``: a sentence of the block whose own words are gone.
+- ``lost <kind> <token>``, ``added <kind> <token>``, ``changed <kind> <old> -> <new>``,
+  ``escaped <kind> <form>``; kinds: citation, footnote, alert, url, image, code, math, html,
+  number, name (lost only: ``lost name DLSS``), bold, italic, strikethrough. A reason that
+  applies N times ends in `` xN``.
+- ``and N more``: the last of :data:`MAX_REASONS` reasons, when there were more.
 
 :func:`watchdog_for` gives the streaming check: an incremental :class:`RepetitionDetector`
 that closes the stream as soon as a loop is evident (its reason is a ``repetition: phrase``).
@@ -76,6 +72,7 @@ MAX_REASONS = 12
 
 _FINAL_PUNCT = tuple(".!?\u3002\uff01\uff1f")  # and the ideographic full stop, !, ?
 _CUT_ENDING = re.compile(r"[\w/(\[{<,;:]\Z")
+_MORE = re.compile(r"^and \d+ more$")
 _GROUP = re.compile(
     r"^(?:(?:lost|added|changed|escaped) \w+|structure|repetition|too short|too long|cut off"
     r"|language|empty)"
@@ -106,8 +103,10 @@ def normalise_ws(text: str) -> str:
 
 def reason_group(reason: str) -> str:
     """The stable group of a reason, for counting logs: ``"lost citation"``, ``"changed url"``,
-    ``"structure"``, ``"language"``, ``"repetition"``, ``"too long"``, ... (the reason itself if
-    it has no known group)."""
+    ``"lost sentence"``, ``"structure"``, ``"language"``, ``"repetition"``, ``"too long"``,
+    ``"and more"``, ... (the reason itself if it has no known group)."""
+    if _MORE.match(reason):
+        return "and more"
     m = _GROUP.match(reason)
     return m.group() if m else reason
 

@@ -75,6 +75,8 @@ def test_length_bounds_follow_the_config() -> None:
         ('cut off: ends "bud"', "cut off"),
         ("language ko -> latin", "language"),
         ("empty", "empty"),
+        ('lost sentence "Beta fell."', "lost sentence"),
+        ("and 19 more", "and more"),
         ("something else", "something else"),
     ],
 )
