@@ -219,7 +219,10 @@ def tidy_lines(text: str) -> str:
 def unwrap(reply: str, block_text: str, *, list_item: bool) -> tuple[str, tuple[str, ...]]:
     """``(text, removed)``: ``reply`` without its wrappers, tidied with :func:`tidy_lines`, and
     the names of the rules that removed something, in order (a rule may apply more than once,
-    e.g. a preamble line before a fence). ``list_item`` enables the ``list_marker`` rule."""
+    e.g. a preamble line before a fence). ``list_item`` enables the ``list_marker`` rule.
+
+    A block that starts with a Unicode space (a Japanese ``U+3000`` paragraph indent, which is
+    part of the block's text, not of its prefix) gets it back in front of the tidied text."""
     rules = [*UNWRAP_RULES, ("list_marker", _list_marker)] if list_item else list(UNWRAP_RULES)
     removed: list[str] = []
     text = reply
@@ -232,4 +235,8 @@ def unwrap(reply: str, block_text: str, *, list_item: bool) -> tuple[str, tuple[
                 break
         else:
             break
-    return tidy_lines(text), tuple(removed)
+    text = tidy_lines(text)
+    indent = block_text[: len(block_text) - len(block_text.lstrip())]
+    if text and indent and indent.isspace() and not indent.isascii():
+        text = indent + text
+    return text, tuple(removed)
