@@ -5,14 +5,14 @@ so that a server's prefix cache (vLLM automatic prefix caching, llama.cpp's slot
 from the KV cache and only the short per-block part after it needs prefill::
 
     system      SYSTEM_INSTRUCTIONS + report context (title, outline)    } stable prefix
-    user        EXAMPLE_REQUEST  (a worked example: block with a typo)   }
+    user        EXAMPLE_REQUEST  (a worked example: a grammar slip)      }
     assistant   EXAMPLE_REPLY    (the same block, edited, nothing else)  }
     user        "Section: <heading path>" + the block between <block> tags   per block
 
 Each instruction maps to a guard check that rejects a reply breaking it (``owlai_refine.guard``).
-The example shows the exact reply format (no preamble, no tags, every marker kept); it is full
-of protected tokens (a link, a citation, a number, a code span) so that if a small model copies
-it into another block's reply, the guard rejects that reply for tokens it did not have.
+The example shows the exact reply format (no preamble, no tags, the citation and number kept);
+it holds protected tokens so that if a small model copies it into another block's reply, the
+guard rejects that reply for the tokens it added.
 """
 
 from __future__ import annotations
@@ -65,17 +65,14 @@ line if a model echoes it before its answer."""
 
 EXAMPLE_REQUEST = (
     f"{SECTION_LABEL} Market overview\n<block>\n"
-    "The GPU market have grown very fast in 2024 because of AI demand, with "
-    "[Nvidia](https://www.nvidia.com/en-us/data-center/) having most share of `H100` sales [1].\n"
+    "The GPU market have grown very fast in 2024 [1].\n"
     "</block>"
 )
 """The worked example's request, shaped like every per-block message."""
-EXAMPLE_REPLY = (
-    "The GPU market grew very fast in 2024 because of AI demand, with "
-    "[Nvidia](https://www.nvidia.com/en-us/data-center/) holding most of the share of `H100` "
-    "sales [1]."
-)
-"""The worked example's answer: the edited block alone, every token kept."""
+EXAMPLE_REPLY = "The GPU market grew very fast in 2024 [1]."
+"""The worked example's answer: the edited block alone, its number and citation kept. Short on
+purpose: SmolLM2 copied a longer example (with a link and a code span) into one reply in five,
+this one about half as often (and a copy still trips the guard: ``added citation [1]``)."""
 
 
 def report_context(doc: Document, max_chars: int) -> str:
