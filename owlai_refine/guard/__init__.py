@@ -15,8 +15,9 @@ Pure code, no IO. :func:`check_reply` takes a block and the model's reply text a
    reply ending inside a word, a link or a bracket (a cut reply can claim ``finish_reason:
    stop``).
 7. **language** (``language``): the block's language kept.
-8. **content** (``content``): no sentence of the block dropped (its distinctive words gone);
-   judged only when the language is kept.
+8. **content** (``content``): no sentence of the block dropped (its distinctive words gone)
+   and no new matter brought in (a third of the reply's content words new); judged only when
+   the language is kept.
 9. **tokens** (``tokens``): the protected inline tokens kept as a multiset.
 
 Every failing check adds its reasons (all checks run, so a log line says everything that is wrong).
@@ -30,6 +31,7 @@ Reason strings start with a fixed group name, for grouping logs (:func:`reason_g
 - ``cut off: ends "...www.reu"``.
 - ``language <block> -> <reply>``: ``language ko -> latin``, ``language ja -> zh``.
 - ``lost sentence "<its start>"``: a sentence of the block whose own words are gone.
+- ``added words "<new words>"``: a reply that brought in new matter.
 - ``lost <kind> <token>``, ``added <kind> <token>``, ``changed <kind> <old> -> <new>``,
   ``escaped <kind> <form>``; kinds: citation, footnote, alert, url, image, code, math, html,
   number, name (lost only: ``lost name DLSS``), bold, italic, strikethrough. A reason that
@@ -49,7 +51,7 @@ from dataclasses import dataclass
 from owlai_refine.blocks import Block, BlockKind
 from owlai_refine.config import GuardConfig
 from owlai_refine.guard._md import parse_tokens
-from owlai_refine.guard.content import lost_sentences
+from owlai_refine.guard.content import added_words, lost_sentences
 from owlai_refine.guard.language import language_problem
 from owlai_refine.guard.repetition import RepetitionDetector, repetition_problem
 from owlai_refine.guard.structure import structure_problems
@@ -159,8 +161,10 @@ def problems(block_text: str, text: str, config: GuardConfig) -> list[str]:
     ):
         if problem:
             reasons.append(problem)
-    if language is None:  # sentences can only be matched within one language
+    if language is None:  # words can only be matched within one language
         reasons += lost_sentences(block_text, text)
+        if added := added_words(block_text, text):
+            reasons.append(added)
     reasons += compare_tokens(
         protected_tokens(block_text, block_parse[0]), protected_tokens(text, reply_parse[0])
     )

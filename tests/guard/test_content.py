@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from owlai_refine.guard.content import content_tokens, lost_sentences
+from owlai_refine.guard.content import added_words, content_tokens, lost_sentences
 
 
 def test_content_tokens() -> None:
@@ -30,3 +30,16 @@ def test_content_tokens() -> None:
 )
 def test_lost_sentences(block: str, reply: str, lost: list[str]) -> None:
     assert lost_sentences(block, reply) == [f"lost sentence {s}" for s in lost]
+
+
+@pytest.mark.parametrize(
+    ("block", "reply", "added"),
+    [
+        ("CUDA cores grew by a third.", "CUDA cores grew by a third, a major factor in GPU growth.",
+         '"major, factor, growth"'),
+        ("The GPU market have grown fast.", "The GPU market has grown fast.", None),
+        ("Costs fell.", "Costs dropped sharply.", None),  # two new words: an edit, not new matter
+    ],
+)  # fmt: skip
+def test_added_words(block: str, reply: str, added: str | None) -> None:
+    assert added_words(block, reply) == (None if added is None else f"added words {added}")
