@@ -29,7 +29,7 @@ from owlai_refine.errors import (
     RefineError,
     RetryableCallError,
 )
-from owlai_refine.guard import check_reply, watchdog_for
+from owlai_refine.guard import check_reply, reason_group, watchdog_for
 from owlai_refine.limiter import SlotLimiter
 from owlai_refine.parse import parse
 from owlai_refine.prompt import build_messages, estimate_tokens, max_tokens_for, report_context
@@ -202,6 +202,7 @@ class _Run:
             request_id=sent.request_id,
             line_span=list(block.line_span),
             reasons=list(reasons),
+            reason_groups=sorted({reason_group(r) for r in reasons}),
         )
         return sent.model_copy(
             update={"status": OutcomeStatus.REJECTED, "reason": "; ".join(reasons)}

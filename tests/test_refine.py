@@ -156,7 +156,7 @@ async def test_truncated_replies_keep_the_original_and_warn_with_the_request_id(
 
 
 async def test_a_reply_using_exactly_max_tokens_counts_as_truncated() -> None:
-    with FakeOpenAI(reply=lambda text: " ".join(["word"] * 500)) as server:
+    with FakeOpenAI(reply=lambda text: " ".join(f"w{i}" for i in range(500))) as server:
         result = await refine("Some paragraph to polish.\n", config(server))
     assert result.outcomes[0].status is OutcomeStatus.TRUNCATED
     assert result.text == "Some paragraph to polish.\n"
