@@ -37,6 +37,7 @@ from owlai_refine.results import BlockOutcome, OutcomeStatus, RefineResult, Toke
 from owlai_refine.retry import RunState, retrying
 from owlai_refine.routing import Endpoint, EndpointPool
 from owlai_refine.splice import splice
+from owlai_refine.verify import changed_outside_blocks
 
 __all__ = ["refine", "refine_document", "refine_sync"]
 
@@ -315,7 +316,24 @@ async def refine_document(
     if state.fatal is not None:
         raise state.fatal
     ordered = tuple(outcomes[b.id] for b in doc.blocks)
-    text = splice(doc, {o.block_id: o.text for o in ordered if o.text is not None})
+    replacements = {o.block_id: o.text for o in ordered if o.text is not None}
+    text = splice(doc, replacements)
+    broken = changed_outside_blocks(doc, replacements, text)
+    if broken:  # a splicer bug: lose the refinements, never the report
+        log.error("refine.splice_check_failed", lines=broken[:20])
+        text = doc.source
+        ordered = tuple(
+            o.model_copy(
+                update={
+                    "status": OutcomeStatus.FAILED,
+                    "reason": "splice check failed",
+                    "text": None,
+                }
+            )
+            if o.text is not None
+            else o
+            for o in ordered
+        )
     totals = TokenTotals(**state.totals)
     result = RefineResult(
         report_id=report_id,

@@ -205,3 +205,20 @@ async def test_the_api_key_is_sent_but_never_logged() -> None:
         await refine(report(2), config(server, api_key=key))
     assert all(s.authorization == f"Bearer {key}" for s in server.seen)
     assert key not in repr(logs)
+
+
+async def test_a_broken_splice_returns_the_source_untouched(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The byte-exact check after splicing is a safety net: if the splicer ever broke a line
+    outside the refined blocks, the run keeps the whole source rather than a damaged report."""
+    import owlai_refine.refine as refine_module  # noqa: PLC0415
+
+    real = refine_module.splice
+    monkeypatch.setattr(refine_module, "splice", lambda doc, new: real(doc, new) + "junk")
+    text = report(3)
+    with FakeOpenAI(reply=polish) as server, capture_logs() as logs:
+        result = await refine(text, config(server))
+    assert result.text == text
+    assert result.counts["refined"] == 0 and result.counts["failed"] > 0
+    assert any(e["event"] == "refine.splice_check_failed" for e in logs)
