@@ -5,6 +5,7 @@ The server counts requests in flight itself, so the cap is measured where it mat
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import anyio
@@ -212,8 +213,7 @@ async def test_a_broken_splice_returns_the_source_untouched(
 ) -> None:
     """The byte-exact check after splicing is a safety net: if the splicer ever broke a line
     outside the refined blocks, the run keeps the whole source rather than a damaged report."""
-    import owlai_refine.refine as refine_module  # noqa: PLC0415
-
+    refine_module = importlib.import_module("owlai_refine.refine")  # the package's `refine`
     real = refine_module.splice
     monkeypatch.setattr(refine_module, "splice", lambda doc, new: real(doc, new) + "junk")
     text = report(3)
