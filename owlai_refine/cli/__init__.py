@@ -157,7 +157,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--resume", action="store_true", help="with --record: reuse replies already recorded"
     )
-    p.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, help=argparse.SUPPRESS)
+    p.add_argument(
+        "--max-bytes",
+        type=int,
+        default=DEFAULT_MAX_BYTES,
+        metavar="N",
+        help=f"refuse reports larger than N bytes (default {DEFAULT_MAX_BYTES:,})",
+    )
     p.add_argument("--version", action="version", version=f"refine (owlai-refine) {__version__}")
     return p
 
