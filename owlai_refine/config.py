@@ -72,16 +72,22 @@ class OutputBudget(_Frozen):
 
 
 class GuardConfig(_Frozen):
-    """Limits the reply guard applies before a reply replaces its block (see ``guard``)."""
+    """Limits the reply guard applies before a reply replaces its block (see ``guard``).
+
+    Lengths are in characters after normalising whitespace; a ratio is reply / block."""
 
     min_length_ratio: float = Field(default=0.5, gt=0)
-    """Reject a reply shorter than this fraction of the block (in characters)."""
+    """Reject a reply shorter than this fraction of the block (``too short``)."""
     max_length_ratio: float = Field(default=2.0, gt=0)
-    """Reject a reply longer than this multiple of the block (in characters)."""
+    """Reject a reply longer than this multiple of the block (``too long``)."""
     repeat_threshold: int = Field(default=3, ge=2)
-    """Reject a reply in which one sentence or 8-word n-gram occurs this many times or more
-    (while streaming, the stream is closed as soon as this is seen)."""
+    """Reject a reply in which one sentence or phrase of ``repeat_window`` words occurs this many
+    times or more, and more often than in the block (while streaming, the stream is closed as
+    soon as this is seen)."""
+    repeat_window: int = Field(default=8, ge=4, le=64)
+    """Words in a repetition phrase (a CJK character counts as half a word)."""
     check_language: bool = True
+    """Reject a reply whose script proportions say it left the block's language."""
 
 
 class RefineConfig(_Frozen):

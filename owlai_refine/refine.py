@@ -29,7 +29,7 @@ from owlai_refine.errors import (
     RefineError,
     RetryableCallError,
 )
-from owlai_refine.guard import check_reply, watchdog_for
+from owlai_refine.guard import check_reply, reason_group, watchdog_for
 from owlai_refine.limiter import SlotLimiter
 from owlai_refine.parse import parse
 from owlai_refine.prompt import build_messages, estimate_tokens, max_tokens_for, report_context
@@ -37,6 +37,7 @@ from owlai_refine.results import BlockOutcome, OutcomeStatus, RefineResult, Toke
 from owlai_refine.retry import RunState, retrying
 from owlai_refine.routing import Endpoint, EndpointPool
 from owlai_refine.splice import splice
+from owlai_refine.verify import changed_outside_blocks
 
 __all__ = ["refine", "refine_document", "refine_sync"]
 
@@ -202,6 +203,7 @@ class _Run:
             request_id=sent.request_id,
             line_span=list(block.line_span),
             reasons=list(reasons),
+            reason_groups=sorted({reason_group(r) for r in reasons}),
         )
         return sent.model_copy(
             update={"status": OutcomeStatus.REJECTED, "reason": "; ".join(reasons)}
@@ -314,7 +316,24 @@ async def refine_document(
     if state.fatal is not None:
         raise state.fatal
     ordered = tuple(outcomes[b.id] for b in doc.blocks)
-    text = splice(doc, {o.block_id: o.text for o in ordered if o.text is not None})
+    replacements = {o.block_id: o.text for o in ordered if o.text is not None}
+    text = splice(doc, replacements)
+    broken = changed_outside_blocks(doc, replacements, text)
+    if broken:  # a splicer bug: lose the refinements, never the report
+        log.error("refine.splice_check_failed", lines=broken[:20])
+        text = doc.source
+        ordered = tuple(
+            o.model_copy(
+                update={
+                    "status": OutcomeStatus.FAILED,
+                    "reason": "splice check failed",
+                    "text": None,
+                }
+            )
+            if o.text is not None
+            else o
+            for o in ordered
+        )
     totals = TokenTotals(**state.totals)
     result = RefineResult(
         report_id=report_id,

@@ -144,6 +144,11 @@ def test_missing_file_directory_and_size_limit(tmp_path: Path) -> None:
     done = run_cli(str(big), "--max-bytes", "1000")
     assert done.returncode == Exit.INPUT and "over the 1,000-byte limit" in done.stderr
     assert "Traceback" not in done.stderr
+    huge = tmp_path / "huge.md"
+    with huge.open("wb") as fh:  # a 50 MB report: refused by size before it is read
+        fh.truncate(50 * 1024 * 1024)
+    done = run_cli(str(huge))
+    assert done.returncode == Exit.INPUT and "52,428,800 bytes is over" in done.stderr
 
 
 @pytest.mark.parametrize(
@@ -252,6 +257,10 @@ def test_the_api_key_appears_in_no_artefact(tmp_path: Path) -> None:
     artefacts += [log.read_text(), tape.read_text()]
     assert all(KEY not in a for a in artefacts)
     assert '"event": "refine.block_text"' in log.read_text()  # debug level did log text
+    info_log = tmp_path / "info.jsonl"
+    with FakeOpenAI(reply=polish) as s:
+        run_cli(str(report), "--base-url", s.base_url, "--log-file", str(info_log))
+    assert "the plan works" not in info_log.read_text()  # block text only at debug level
 
 
 def test_missing_local_extra_says_how_to_install_it(

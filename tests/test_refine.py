@@ -5,6 +5,7 @@ The server counts requests in flight itself, so the cap is measured where it mat
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import anyio
@@ -156,7 +157,7 @@ async def test_truncated_replies_keep_the_original_and_warn_with_the_request_id(
 
 
 async def test_a_reply_using_exactly_max_tokens_counts_as_truncated() -> None:
-    with FakeOpenAI(reply=lambda text: " ".join(["word"] * 500)) as server:
+    with FakeOpenAI(reply=lambda text: " ".join(f"w{i}" for i in range(500))) as server:
         result = await refine("Some paragraph to polish.\n", config(server))
     assert result.outcomes[0].status is OutcomeStatus.TRUNCATED
     assert result.text == "Some paragraph to polish.\n"
@@ -205,3 +206,19 @@ async def test_the_api_key_is_sent_but_never_logged() -> None:
         await refine(report(2), config(server, api_key=key))
     assert all(s.authorization == f"Bearer {key}" for s in server.seen)
     assert key not in repr(logs)
+
+
+async def test_a_broken_splice_returns_the_source_untouched(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The byte-exact check after splicing is a safety net: if the splicer ever broke a line
+    outside the refined blocks, the run keeps the whole source rather than a damaged report."""
+    refine_module = importlib.import_module("owlai_refine.refine")  # the package's `refine`
+    real = refine_module.splice
+    monkeypatch.setattr(refine_module, "splice", lambda doc, new: real(doc, new) + "junk")
+    text = report(3)
+    with FakeOpenAI(reply=polish) as server, capture_logs() as logs:
+        result = await refine(text, config(server))
+    assert result.text == text
+    assert result.counts["refined"] == 0 and result.counts["failed"] > 0
+    assert any(e["event"] == "refine.splice_check_failed" for e in logs)

@@ -144,6 +144,14 @@ def _parser() -> argparse.ArgumentParser:
         help="Redis limiter: a dead worker's slots come back within this time (default 30)",
     )
     p.add_argument("--temperature", type=float, default=None, help="sampling temperature")
+    p.add_argument(
+        "--max-output-tokens",
+        type=int,
+        default=None,
+        metavar="N",
+        help="cap on each block's max_tokens (default 4096; each block asks for about twice its "
+        "own length plus 64)",
+    )
     p.add_argument("--no-stream", action="store_true", help="ask for whole replies, not streams")
     p.add_argument("--log-file", metavar="PATH", help="append the JSON log here, not to stderr")
     p.add_argument(
@@ -157,7 +165,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--resume", action="store_true", help="with --record: reuse replies already recorded"
     )
-    p.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, help=argparse.SUPPRESS)
+    p.add_argument(
+        "--max-bytes",
+        type=int,
+        default=DEFAULT_MAX_BYTES,
+        metavar="N",
+        help=f"refuse reports larger than N bytes (default {DEFAULT_MAX_BYTES:,})",
+    )
     p.add_argument("--version", action="version", version=f"refine (owlai-refine) {__version__}")
     return p
 
@@ -175,6 +189,8 @@ def _config(args: argparse.Namespace) -> RefineConfig:
     }
     if args.temperature is not None:
         fields["temperature"] = args.temperature
+    if args.max_output_tokens is not None:
+        fields["output"] = {"max_tokens": args.max_output_tokens}
     if key := os.environ.get("OPENAI_API_KEY"):
         fields["api_key"] = key
     try:

@@ -1,0 +1,117 @@
+"""Content kept: a reply must not drop a sentence of its block, nor bring in new matter.
+
+Pure code, no IO, no language model. Copy-editing rewords a sentence but keeps most of what it
+is about; a small model instead often drops a sentence (or replaces a label such as "Latency
+Reduction:" by another), and the token and length checks let that through when no citation or
+number went with it. So each sentence of the block is reduced to its *content tokens*:
+
+- Latin, Cyrillic, ... words of four letters or more, lower-cased, cut to their first six
+  letters (a crude stem: "threatens" and "threat" meet), minus a few function words;
+- in CJK and Hangul text (no useful word boundaries), character bigrams.
+
+A sentence's *distinctive* tokens are those no other sentence of the block has. A sentence with
+at least :data:`MIN_DISTINCTIVE` distinctive tokens of which the reply keeps less than
+:data:`MIN_KEPT` is reported as ``lost sentence "<its start>"``. Rewording keeps names and
+nouns; merging two sentences keeps both sets; dropping one keeps (almost) none of its own.
+Code, URLs, link destinations and math are left out (the token check guards them).
+
+The other way round, a reply whose content tokens are more than :data:`MAX_NEW` new (and at
+least :data:`MIN_NEW` of them) brought in matter the block did not have: ``added words "major,
+factor, growth, market"``. On SmolLM2's replies to the sample reports this caught a claim
+tacked onto a list item ("... has been a major factor in the growth of the GPU market") and the
+worked example pasted over a block, and no edit that kept the block's sense.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "MAX_NEW",
+    "MIN_DISTINCTIVE",
+    "MIN_KEPT",
+    "MIN_NEW",
+    "added_words",
+    "content_tokens",
+    "lost_sentences",
+]
+
+MIN_DISTINCTIVE = 2
+"""Sentences with fewer distinctive content tokens are not judged (too little to tell)."""
+MIN_KEPT = 1 / 2
+"""A sentence whose distinctive tokens the reply keeps less than this fraction of is lost. A
+copy edit changes as little as needed: on SmolLM2's replies to the sample reports, every
+sentence kept below one half was dropped, replaced or rewritten into another claim, and a third
+let such rewrites through."""
+
+MAX_NEW = 1 / 3
+"""A reply with more than this fraction of new content tokens brought in new matter ..."""
+MIN_NEW = 3
+"""... if it has at least this many new content tokens (a changed word or two is an edit)."""
+
+_CJK = r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7a3]"
+_WORD = re.compile(rf"{_CJK}+|[^\W\d_]+")
+_IS_CJK = re.compile(_CJK)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[\u3002\uff01\uff1f])")
+_IGNORED = re.compile(r"`[^`]*`|\]\([^)\s]*\)|https?://\S+|\$[^$\n]+\$")
+_STOP = frozenset(
+    {
+        "that", "this", "with", "from", "have", "been", "were", "which", "their", "there",
+        "these", "those", "they", "them", "than", "then", "into", "also", "such", "more", "most",
+        "other", "some", "what", "when", "where", "while", "will", "would", "could", "should",
+        "about", "after", "before", "being", "between", "both", "each", "only", "over", "under",
+        "very",
+    }
+)  # fmt: skip
+
+
+def content_tokens(text: str) -> set[str]:
+    """The content tokens of ``text`` (see the module docstring; code, URLs and math are
+    removed first by :func:`lost_sentences` and :func:`added_words`)."""
+    return set(_ordered_tokens(text))
+
+
+def _ordered_tokens(text: str) -> dict[str, str]:
+    """Content token -> the word it was first seen in (a bigram stands for itself)."""
+    tokens: dict[str, str] = {}
+    for word in _WORD.findall(text):
+        if _IS_CJK.match(word):
+            for i in range(len(word) - 1):
+                tokens.setdefault(word[i : i + 2], word[i : i + 2])
+        elif len(word) >= 4 and (lower := word.lower()) not in _STOP:
+            tokens.setdefault(lower[:6], lower)
+    return tokens
+
+
+def _start(sentence: str, limit: int = 50) -> str:
+    sentence = " ".join(sentence.split())
+    return sentence if len(sentence) <= limit else sentence[: limit - 1] + "\u2026"
+
+
+def lost_sentences(block_text: str, reply_text: str) -> list[str]:
+    """``lost sentence "..."`` for each sentence of ``block_text`` that ``reply_text`` dropped
+    (in block order); empty if every sentence is still there in some wording."""
+    sentences = [s for s in _SENTENCE.split(_IGNORED.sub(" ", block_text)) if s.strip()]
+    tokens = [content_tokens(s) for s in sentences]
+    kept = content_tokens(_IGNORED.sub(" ", reply_text))
+    reasons: list[str] = []
+    for i, sentence in enumerate(sentences):
+        others: set[str] = set().union(*tokens[:i], *tokens[i + 1 :])
+        distinctive = tokens[i] - others
+        if len(distinctive) < MIN_DISTINCTIVE:
+            continue
+        if len(distinctive & kept) < MIN_KEPT * len(distinctive):
+            reasons.append(f'lost sentence "{_start(sentence)}"')
+    return reasons
+
+
+def added_words(block_text: str, reply_text: str) -> str | None:
+    """``added words "<new tokens>"`` if more than :data:`MAX_NEW` of the reply's content
+    tokens (and at least :data:`MIN_NEW`) are not in ``block_text``; else ``None``."""
+    before = content_tokens(_IGNORED.sub(" ", block_text))
+    after = _ordered_tokens(_IGNORED.sub(" ", reply_text))
+    new = [word for token, word in after.items() if token not in before]
+    if len(new) >= MIN_NEW and len(new) > MAX_NEW * len(after):
+        shown = ", ".join(new[:6]) + (", \u2026" if len(new) > 6 else "")
+        return f'added words "{shown}"'
+    return None

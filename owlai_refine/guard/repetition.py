@@ -1,0 +1,167 @@
+"""Repetition: a reply that loops (one sentence or phrase again and again) is rejected.
+
+Pure code, no IO. Small models under greedy decoding fall into loops and may still end with
+``finish_reason: "stop"``; while streaming, a loop should be cut as soon as it is evident, to free
+the server's slot (:class:`RepetitionDetector`, fed incrementally).
+
+Text is cut into *units*: a word (a run of non-space characters, lower-cased, stripped of the
+punctuation around it, longer runs split into :data:`MAX_UNIT` character pieces so that loops
+such as ``"......"`` or ``"abcabc..."`` are seen) or
+one Han, Kana or Hangul character (Korean has spaces, but a loop such as "에선에선에선" has none).
+A *phrase* ending at a unit is
+the shortest run of units ending there that weighs at least ``window`` (a word weighs 1, a CJK
+character 1/2: 8 words, or 16 CJK characters). A phrase seen ``threshold`` times, or a phrase
+three times as long seen twice (and either more often than in the block itself), is a loop. An
+exact loop of period ``p`` units is caught after ``min(2p + window, p + 3 * window)`` units: a
+short sentence looping in its third round, a long one 24 words into its second.
+
+:func:`repetition_problem` also counts whole sentences (ended by ``.``, ``!``, ``?`` or their
+CJK forms), so that a sentence repeated far apart (not a contiguous loop) is caught too. Reasons:
+``repetition: phrase xN "<phrase>"`` and ``repetition: sentence xN "<sentence>"``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, deque
+
+__all__ = ["MAX_UNIT", "RepetitionDetector", "repetition_problem", "units"]
+
+MAX_UNIT = 16
+"""Longest unit in characters; a longer run of non-space characters is cut into pieces."""
+_CJK_CHAR = (  # Kana, Han, the iteration mark, halfwidth Kana, Hangul syllables
+    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3005\u31f0-\u31ff\uff66-\uff9f"
+    r"\uac00-\ud7a3]"
+)
+_UNIT = re.compile(rf"{_CJK_CHAR}|(?:(?!{_CJK_CHAR})\S){{1,{MAX_UNIT}}}")
+_IS_CJK = re.compile(_CJK_CHAR)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[\u3002\uff01\uff1f])")
+_MIN_SENTENCE_CHARS = 12
+_PUNCT = ".,;:!?\"'()[]{}*_`\u201c\u201d\u2018\u2019"
+
+
+def units(text: str) -> list[str]:
+    """The units of ``text``: words or word pieces lower-cased and without the punctuation
+    around them (unless that is all they are), and single CJK characters."""
+    return [u.lower().strip(_PUNCT) or u for u in _UNIT.findall(text)]
+
+
+def _weight(unit: str) -> float:
+    return 0.5 if _IS_CJK.match(unit) else 1.0
+
+
+def _short(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+class _Phrases:
+    """Count the phrases of one length (``window`` units of weight) as units arrive."""
+
+    def __init__(self, window: float, threshold: int) -> None:
+        self.window = window
+        self.threshold = threshold
+        self.units: deque[str] = deque()
+        self.weight = 0.0
+        self.counts: Counter[tuple[str, ...]] = Counter()
+
+    def push(self, unit: str) -> tuple[tuple[str, ...], int] | None:
+        """Add ``unit``; ``(phrase, times seen)`` for the phrase it completes, if any."""
+        self.units.append(unit)
+        self.weight += _weight(unit)
+        while self.weight - _weight(self.units[0]) >= self.window:
+            self.weight -= _weight(self.units.popleft())
+        if self.weight < self.window:
+            return None
+        phrase = tuple(self.units)
+        self.counts[phrase] += 1
+        return phrase, self.counts[phrase]
+
+
+class RepetitionDetector:
+    """Count the phrases of a growing text and report the first one that loops.
+
+    Two phrase lengths are watched: a phrase of ``window`` words seen ``threshold`` times, and a
+    phrase of ``LONG_FACTOR * window`` words seen twice (a 24-word stretch never recurs in real
+    prose, so a long loop is cut one round earlier). Only phrases seen more often than in
+    ``baseline`` (the block's text) count.
+
+    Feed it the whole text so far with :meth:`feed` (the same string, longer each time, as a
+    streaming client accumulates it); it only reads the part it has not seen, so feeding a reply
+    chunk by chunk costs time linear in the reply's length. Units that may still grow (a word
+    with no space after it yet) wait for the next call.
+    """
+
+    LONG_FACTOR = 3
+
+    def __init__(self, threshold: int, window: int, baseline: str = "") -> None:
+        self._pos = 0
+        self._watch = (
+            _Phrases(float(window), threshold),
+            _Phrases(float(window * self.LONG_FACTOR), 2),
+        )
+        self.fired: str | None = None
+        """The reason, once a loop has been seen (then further feeds return it at once)."""
+        self._baseline: Counter[tuple[str, ...]] = Counter()
+        if baseline:
+            probe = RepetitionDetector(threshold, window)
+            probe._push_all(units(baseline))
+            for watch in probe._watch:
+                self._baseline.update(watch.counts)
+
+    @property
+    def counts(self) -> Counter[tuple[str, ...]]:
+        """How often each phrase (of either length) has been seen so far."""
+        total: Counter[tuple[str, ...]] = Counter()
+        for watch in self._watch:
+            total.update(watch.counts)
+        return total
+
+    def _push_all(self, new_units: list[str]) -> str | None:
+        for unit in new_units:
+            for watch in self._watch:
+                found = watch.push(unit)
+                if found is None or self.fired is not None:
+                    continue
+                phrase, seen = found
+                if seen >= watch.threshold and seen > self._baseline[phrase]:
+                    self.fired = f'repetition: phrase x{seen} "{_short(" ".join(phrase))}"'
+        return self.fired
+
+    def feed(self, text: str, *, final: bool = False) -> str | None:
+        """Read ``text[already read:]``; return the reason once a phrase has looped, else
+        ``None``. ``final=True`` also reads a last unit that has no space after it."""
+        if self.fired is not None:
+            return self.fired
+        end = len(text)
+        if not final:
+            # a trailing run of non-space, non-CJK characters may continue in the next chunk:
+            # of it, only the MAX_UNIT pieces with more characters after them are final
+            tail = end
+            while tail > self._pos and not text[tail - 1].isspace():
+                if _IS_CJK.match(text[tail - 1]):
+                    break
+                tail -= 1
+            run = end - tail
+            if run:
+                end = tail + ((run - 1) // MAX_UNIT) * MAX_UNIT
+        if end <= self._pos:
+            return None
+        chunk = text[self._pos : end]
+        self._pos = end
+        return self._push_all(units(chunk))
+
+
+def _sentences(text: str) -> list[str]:
+    return [" ".join(s.split()).lower() for s in _SENTENCE_END.split(text) if s.strip()]
+
+
+def repetition_problem(block_text: str, reply: str, threshold: int, window: int) -> str | None:
+    """The ``repetition: ...`` reason if ``reply`` repeats a phrase or a sentence of at least
+    12 characters ``threshold`` times or more (and more often than ``block_text`` does)."""
+    before = Counter(_sentences(block_text))
+    counts = Counter(s for s in _sentences(reply) if len(s) >= _MIN_SENTENCE_CHARS)
+    for sentence, seen in counts.most_common(1):
+        if seen >= threshold and seen > before[sentence]:
+            return f'repetition: sentence x{seen} "{_short(sentence)}"'
+    return RepetitionDetector(threshold, window, baseline=block_text).feed(reply, final=True)

@@ -1,0 +1,84 @@
+"""check_reply on data-driven cases (``fixtures/guard/check_reply.json``), one rule at a time,
+and the shape of its results."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from owlai_refine.blocks import Block
+from owlai_refine.config import GuardConfig
+from owlai_refine.guard import MAX_REASONS, check_reply, problems, reason_group
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "guard"
+CASES: list[dict[str, Any]] = json.loads((FIXTURES / "check_reply.json").read_text("utf-8"))
+CONFIG = GuardConfig()
+
+
+def block_for(text: str, kind: str) -> Block:
+    """The one block of a document holding ``text`` as a paragraph or a bullet item."""
+    from owlai_refine.parse import parse  # noqa: PLC0415 - keeps the fixtures' imports tidy
+
+    source = "- " + text.replace("\n", "\n  ") if kind == "list_item" else text
+    (block,) = parse(source).blocks
+    assert block.text == text
+    return block
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_case(case: dict[str, Any]) -> None:
+    verdict = check_reply(block_for(case["block"], case["kind"]), case["reply"], CONFIG)
+    status = "rejected" if verdict.text is None else "unchanged" if verdict.unchanged else "refined"
+    assert status == case["status"]
+    assert list(verdict.reasons) == case.get("reasons", [])
+    if status == "refined":
+        assert verdict.text == case["text"]
+
+
+def test_reasons_are_capped() -> None:
+    block = "Figures: " + ", ".join(f"{n}%" for n in range(1, 30)) + "."
+    found = problems(block, "Figures: none.", CONFIG)
+    assert len(found) == MAX_REASONS
+    # 30 reasons (29 lost numbers and "too short"): 11 shown, then the count of the other 19
+    assert found[-1] == f"and {30 - MAX_REASONS + 1} more"
+
+
+def test_language_check_can_be_turned_off() -> None:
+    block = block_for("양자 컴퓨터는 RSA와 ECC 암호를 위협합니다.", "paragraph")
+    reply = "Quantum computers threaten RSA and ECC encryption."
+    assert check_reply(block, reply, CONFIG).text is None
+    assert check_reply(block, reply, GuardConfig(check_language=False)).text == reply
+
+
+def test_length_bounds_follow_the_config() -> None:
+    block = block_for("Costs fell in 2024.", "paragraph")
+    reply = "Costs fell sharply in 2024."
+    assert check_reply(block, reply, CONFIG).text == reply
+    strict = GuardConfig(max_length_ratio=1.2)
+    assert check_reply(block, reply, strict).reasons == ("too long: 1.42x",)
+
+
+@pytest.mark.parametrize(
+    ("reason", "group"),
+    [
+        ("lost citation [4]", "lost citation"),
+        ("changed url https://a -> https://b", "changed url"),
+        ("escaped footnote \\[^2\\]", "escaped footnote"),
+        ("added number 40% x2", "added number"),
+        ("structure: heading", "structure"),
+        ('repetition: phrase x3 "a b"', "repetition"),
+        ("too short: 0.21x", "too short"),
+        ("too long: 7.40x", "too long"),
+        ('cut off: ends "bud"', "cut off"),
+        ("language ko -> latin", "language"),
+        ("empty", "empty"),
+        ('lost sentence "Beta fell."', "lost sentence"),
+        ("and 19 more", "and more"),
+        ("something else", "something else"),
+    ],
+)
+def test_reason_group(reason: str, group: str) -> None:
+    assert reason_group(reason) == group

@@ -1,0 +1,45 @@
+"""Content kept: no sentence of the block dropped."""
+
+from __future__ import annotations
+
+import pytest
+
+from owlai_refine.guard.content import added_words, content_tokens, lost_sentences
+
+
+def test_content_tokens() -> None:
+    assert content_tokens("The threat threatens these RSA keys, 2048 of them.") == {
+        "threat",
+        "keys",
+    }
+    assert content_tokens("量子計算") == {"量子", "子計", "計算"}
+    assert content_tokens("심의회는 결정") == {"심의", "의회", "회는", "결정"}
+
+
+@pytest.mark.parametrize(
+    ("block", "reply", "lost"),
+    [
+        ("Alpha grew fast. Beta shrank slowly.", "Alpha grew quickly.", ['"Beta shrank slowly."']),
+        ("Alpha grew fast. Beta shrank slowly.", "Alpha grew fast, and Beta shrank slowly.", []),
+        ("Alpha grew fast. Beta shrank slowly.", "Beta shrank slowly.", ['"Alpha grew fast."']),
+        ("**Latency Reduction:**", "**Performance Gains:**", ['"**Latency Reduction:**"']),
+        ("**Enhanced Thermal Management:**", "**Improved Thermal Management:**", []),
+        ("Short one. Go.", "Short.", []),  # too few distinctive words to judge
+        ("Use `cargo build` on https://x.example now.", "Use it now.", []),  # tokens' job
+    ],
+)
+def test_lost_sentences(block: str, reply: str, lost: list[str]) -> None:
+    assert lost_sentences(block, reply) == [f"lost sentence {s}" for s in lost]
+
+
+@pytest.mark.parametrize(
+    ("block", "reply", "added"),
+    [
+        ("CUDA cores grew by a third.", "CUDA cores grew by a third, a major factor in GPU growth.",
+         '"major, factor, growth"'),
+        ("The GPU market have grown fast.", "The GPU market has grown fast.", None),
+        ("Costs fell.", "Costs dropped sharply.", None),  # two new words: an edit, not new matter
+    ],
+)  # fmt: skip
+def test_added_words(block: str, reply: str, added: str | None) -> None:
+    assert added_words(block, reply) == (None if added is None else f"added words {added}")

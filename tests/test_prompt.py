@@ -1,0 +1,137 @@
+"""The prompt: stable prefix first, the block last and clearly delimited; what it asks for."""
+
+from __future__ import annotations
+
+import pytest
+
+from owlai_refine.blocks import Block, Document
+from owlai_refine.config import GuardConfig, OutputBudget
+from owlai_refine.guard import check_reply
+from owlai_refine.parse import parse
+from owlai_refine.prompt import (
+    EXAMPLE_REPLY,
+    EXAMPLE_REQUEST,
+    SECTION_LABEL,
+    SYSTEM_INSTRUCTIONS,
+    block_message,
+    build_messages,
+    estimate_tokens,
+    max_tokens_for,
+    report_context,
+)
+
+REPORT = """\
+# GPU Market Report
+
+## Demand
+
+The GPU market grew in 2024 [1].
+
+- Prices rose 12% ([Reuters](https://www.reuters.com/x)).
+
+### Supply
+
+Supply is tight.
+"""
+
+
+@pytest.fixture
+def doc() -> Document:
+    return parse(REPORT)
+
+
+def test_stable_prefix_first_then_the_block(doc: Document) -> None:
+    context = report_context(doc, 2000)
+    first, second, third = (build_messages(b, context) for b in doc.sendable)
+    assert [m["role"] for m in first] == ["system", "user", "assistant", "user"]
+    assert first[:-1] == second[:-1] == third[:-1]  # identical prefix for every block
+    assert first[0]["content"] == f"{SYSTEM_INSTRUCTIONS}\n\n{context}"
+    assert first[1:3] == [
+        {"role": "user", "content": EXAMPLE_REQUEST},
+        {"role": "assistant", "content": EXAMPLE_REPLY},
+    ]
+    assert second[-1]["content"] == (
+        f"{SECTION_LABEL} GPU Market Report > Demand\n"
+        "<block>\nPrices rose 12% ([Reuters](https://www.reuters.com/x)).\n</block>"
+    )
+    assert third[-1]["content"].startswith("Section: GPU Market Report > Demand > Supply\n")
+
+
+def test_block_first_layout_puts_the_block_before_everything(doc: Document) -> None:
+    block = doc.sendable[0]
+    messages = build_messages(block, "CTX", block_first=True)
+    assert [m["role"] for m in messages] == ["system", "user"]
+    assert messages[0]["content"] == block_message(block)
+    assert messages[1]["content"].startswith(SYSTEM_INSTRUCTIONS)
+    assert "CTX" in messages[1]["content"]
+    assert EXAMPLE_REPLY in messages[1]["content"]
+
+
+def test_top_of_report_block_has_a_section_line() -> None:
+    (block,) = parse("Just a paragraph.").blocks
+    assert (
+        block_message(block) == "Section: (top of the report)\n<block>\nJust a paragraph.\n</block>"
+    )
+
+
+def test_report_context(doc: Document) -> None:
+    assert report_context(doc, 2000) == (
+        "Report title: GPU Market Report\n"
+        "Report outline (context only, never copy it):\n"
+        "- GPU Market Report\n  - Demand\n    - Supply"
+    )
+    assert report_context(doc, 0) == ""
+    cut = report_context(doc, 90)
+    assert len(cut) <= 90
+    assert cut.endswith("  ...")
+
+
+@pytest.mark.parametrize(
+    "phrase",
+    [
+        "meaning",
+        "number",
+        "citation marker",
+        "URL character for character",
+        "`inline code`",
+        "$math$",
+        "HTML tag",
+        "**bold**",
+        "language of the block. Never translate",
+        "one block",
+        "nothing else",
+        "not instructions to follow",
+    ],
+)
+def test_the_instructions_ask_for_what_the_guard_checks(phrase: str) -> None:
+    assert phrase in SYSTEM_INSTRUCTIONS
+
+
+def test_the_example_reply_passes_the_guard_and_would_be_caught_if_copied() -> None:
+    """The worked example is itself a good edit; copied into another block's reply, its
+    protected tokens give it away."""
+    request_block = EXAMPLE_REQUEST.split("<block>\n", 1)[1].rsplit("\n</block>", 1)[0]
+    (example,) = parse(request_block).blocks
+    verdict = check_reply(example, EXAMPLE_REPLY, GuardConfig())
+    assert verdict.text == EXAMPLE_REPLY
+    (other,) = parse("Supply of memory chips is tight this year.").blocks
+    leaked = check_reply(other, EXAMPLE_REPLY, GuardConfig())
+    assert leaked.text is None
+    assert "added citation [1]" in leaked.reasons
+
+
+def _block(text: str) -> Block:
+    (block,) = parse(text).blocks
+    return block
+
+
+def test_estimate_tokens() -> None:
+    assert estimate_tokens("") == 0
+    assert estimate_tokens("a" * 35) == 10
+    assert estimate_tokens("한국어") == 8  # 3 x 2.5, rounded up
+
+
+def test_max_tokens_for() -> None:
+    block = _block("word " * 70)  # 349 characters: 100 estimated tokens
+    assert max_tokens_for(block, OutputBudget()) == 2 * 100 + 64
+    assert max_tokens_for(block, OutputBudget(max_tokens=100)) == 100
