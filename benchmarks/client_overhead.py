@@ -95,7 +95,7 @@ def _reply_for(request: httpx2.Request) -> httpx2.Response:
 
 
 async def record(doc: Document, config: RefineConfig, tape: Path) -> None:
-    tape.unlink(missing_ok=True)  # noqa: ASYNC240 - set-up, before anything is timed
+    tape.unlink(missing_ok=True)
     reset_limiters()
     transport = RecordingTransport(tape, httpx2.MockTransport(_reply_for))
     await refine_document(doc, config, base_urls=[BASE_URL], model=MODEL, transport=transport)

@@ -85,7 +85,7 @@ async def run(args: argparse.Namespace) -> int:
         processors=[structlog.processors.JSONRenderer()],
         logger_factory=structlog.ReturnLoggerFactory(),
     )
-    log_path = Path(args.log).expanduser()  # noqa: ASYNC240 - set-up
+    log_path = Path(args.log).expanduser()
     http = httpx2.AsyncClient(timeout=120)
     root = args.base_url.removesuffix("/v1")
     config = RefineConfig(base_url=args.base_url, model="smollm2", concurrency=1, temperature=0)
