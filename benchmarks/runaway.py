@@ -49,18 +49,23 @@ def _paragraph(report_prefix: str, min_chars: int) -> str:
 
 
 def cases() -> list[tuple[str, str, str]]:
-    """``(name, block text, looping phrase)``: loops of growing period, in four languages."""
-    en = _paragraph("05-", 600)
+    """``(name, block text, looping phrase)``: loops of growing period, in three languages.
+
+    The longer loops repeat a stretch of the block that the reply has not reached yet (past the
+    normal pieces), so that the detector must see the loop itself come round, not the block's
+    opening again (a model restarting its paragraph is caught sooner: the "restart" row)."""
+    en = _paragraph("05-", 1000)  # 161 words
     words = en.split(" ")
     zh = _paragraph("11-", 150)
     ko = _paragraph("15-", 200)
     return [
         ("en, 6-word phrase", en, " and the market continues to grow"),
-        ("en, 1 sentence (24 words)", en, " " + " ".join(words[:24])),
-        ("en, restart (60 words)", en, " " + " ".join(words[:60])),
-        ("en, restart (100 words)", en, " " + " ".join(words[:100])),
+        ("en, 24-word stretch", en, " " + " ".join(words[50:74])),
+        ("en, 60-word stretch", en, " " + " ".join(words[50:110])),
+        ("en, 100-word stretch", en, " " + " ".join(words[50:150])),
+        ("en, restart (the first 60 words)", en, " " + " ".join(words[:60])),
         ("zh, phrase (8 chars)", zh, "市场规模持续增长\uff0c"),
-        ("zh, restart (40 chars)", zh, zh[:40]),
+        ("zh, 40-char stretch", zh, zh[50:90]),
         ("ko, phrase (5 words)", ko, " 이는 매우 중요한 변화입니다."),
     ]
 
@@ -158,11 +163,13 @@ async def run(args: argparse.Namespace) -> int:
         rows,
     )
     print(f"worst with the watchdog: {worst} pieces after the loop began (target: <= 256)")
+    overlap = max(0.0, first["finished"] - second["started"])
     print(
         f"one slot, two looping blocks: request 1 ended by {first['ended']} after "
-        f"{first['written']} pieces; request 2 started "
-        f"{1000 * (second['started'] - first['finished']):.1f} ms after request 1 ended "
-        f"(max in flight {stats['max_in_flight']}); outcomes "
+        f"{first['after_loop']} pieces of loop, request 2 by {second['ended']} after "
+        f"{second['after_loop']}; the server held both for {1000 * overlap:.1f} ms (request 2 "
+        "arrived as our slot was freed; the server notices a closed connection at its next "
+        f"write, <= {1000 * args.token_s:g} ms later); outcomes "
         f"{[o.status.value for o in result.outcomes if o.status.value != 'skipped']}"
     )
     return 0
