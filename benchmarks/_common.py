@@ -172,7 +172,7 @@ def median(values: Sequence[float]) -> float:
 def print_table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
     """Print a Markdown table (pasteable into the README)."""
     text_rows = [[_cell(v) for v in row] for row in rows]
-    widths = [max(len(h), *(len(r[i]) for r in text_rows)) for i, h in enumerate(headers)]
+    widths = [max([len(h), *(len(r[i]) for r in text_rows)]) for i, h in enumerate(headers)]
     print("| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |")
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for row in text_rows:
