@@ -10,8 +10,9 @@ each llama.cpp task in the server's log is one of our requests) with greedy deco
 (``temperature=0``, where a small model loops most) and the default guard. For every call that
 the watchdog stopped:
 
-- *loop start*: where the received text becomes periodic (the earliest start of a repeating
-  tail of at least two periods, in the guard's units: words or CJK characters);
+- *loop start*: the earlier of where the received text becomes periodic (the earliest start of
+  a repeating tail of at least two periods, in words or CJK characters) and the first
+  occurrence of the phrase the watchdog names (a loop need not be exact to the end);
 - *client tokens after loop*: llama.cpp's own ``/tokenize`` count of the received text from the
   loop start;
 - *server tokens after loop*: what the server generated for the request (``n_tokens`` in its
@@ -37,6 +38,8 @@ from structlog.testing import capture_logs
 
 from benchmarks._common import print_table, read_report, report_paths
 from owlai_refine import RefineConfig, parse, refine
+from owlai_refine.guard.repetition import _PUNCT as GUARD_PUNCT
+from owlai_refine.guard.repetition import _UNIT as GUARD_UNIT
 from owlai_refine.limiter import reset_limiters
 from owlai_refine.prompt import build_messages, estimate_tokens, report_context
 
@@ -61,6 +64,27 @@ def loop_start(text: str) -> tuple[int, int] | None:
         if n - s >= max(2 * p, 8) and (best is None or s < best[0]):
             best = (s, p)
     return None if best is None else (spans[best[0]][0], best[1])
+
+
+def phrase_start(text: str, reason: str) -> int | None:
+    """Character offset of the first occurrence, in ``text``, of the phrase the watchdog names
+    in ``reason`` (``repetition: phrase xN "..."``, in the guard's units); ``None`` if absent."""
+    m = re.search(r'"(.*)"', reason)
+    if m is None:
+        return None
+    phrase = m.group(1)
+    words = phrase.rstrip("\u2026").split(" ")
+    if phrase.endswith("\u2026"):
+        words = words[:-1]  # cut short by the guard: the last word may be partial
+    spans = [
+        (u.start(), u.group().lower().strip(GUARD_PUNCT) or u.group())
+        for u in GUARD_UNIT.finditer(text)
+    ]
+    units = [u for _, u in spans]
+    for i in range(len(units) - len(words) + 1):
+        if units[i : i + len(words)] == words:
+            return spans[i][0]
+    return None
 
 
 def short_blocks(limit: int, max_tokens: int) -> list[str]:
@@ -113,9 +137,12 @@ async def run(args: argparse.Namespace) -> int:
         doc = parse(text)
         messages = build_messages(doc.blocks[0], report_context(doc, config.report_context_chars))
         prompt = await _prompt_tokens(http, args.base_url, messages)
-        start = loop_start(reply)
-        before = reply[: start[0]] if start else reply
-        client_after = await _count(http, root, reply[len(before) :]) if start else 0
+        periodic = loop_start(reply)
+        named = phrase_start(reply, call["stopped_early"])
+        offsets = [x for x in (periodic[0] if periodic else None, named) if x is not None]
+        cut = min(offsets, default=len(reply))  # the earlier: more tokens count as "after"
+        before = reply[:cut]
+        client_after = await _count(http, root, reply[cut:])
         server_generated = released[-1] - prompt if released else -1
         server_after = server_generated - await _count(http, root, before)
         worst_client = max(worst_client, client_after)
@@ -126,7 +153,7 @@ async def run(args: argparse.Namespace) -> int:
                 estimate_tokens(text),
                 call["max_tokens"],
                 call["completion_tokens"],
-                start[1] if start else "-",
+                periodic[1] if periodic else "-",
                 client_after,
                 server_generated,
                 server_after,
