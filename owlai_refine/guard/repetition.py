@@ -62,15 +62,19 @@ class _Phrases:
         self.window = window
         self.threshold = threshold
         self.units: deque[str] = deque()
+        self.weights: deque[float] = deque()
         self.weight = 0.0
         self.counts: Counter[tuple[str, ...]] = Counter()
 
-    def push(self, unit: str) -> tuple[tuple[str, ...], int] | None:
-        """Add ``unit``; ``(phrase, times seen)`` for the phrase it completes, if any."""
+    def push(self, unit: str, weight: float) -> tuple[tuple[str, ...], int] | None:
+        """Add ``unit`` of ``weight`` (its :func:`_weight`, computed once by the caller for both
+        phrase lengths); ``(phrase, times seen)`` for the phrase it completes, if any."""
         self.units.append(unit)
-        self.weight += _weight(unit)
-        while self.weight - _weight(self.units[0]) >= self.window:
-            self.weight -= _weight(self.units.popleft())
+        self.weights.append(weight)
+        self.weight += weight
+        while self.weight - self.weights[0] >= self.window:
+            self.units.popleft()
+            self.weight -= self.weights.popleft()
         if self.weight < self.window:
             return None
         phrase = tuple(self.units)
@@ -119,8 +123,9 @@ class RepetitionDetector:
 
     def _push_all(self, new_units: list[str]) -> str | None:
         for unit in new_units:
+            weight = _weight(unit)
             for watch in self._watch:
-                found = watch.push(unit)
+                found = watch.push(unit, weight)
                 if found is None or self.fired is not None:
                     continue
                 phrase, seen = found
