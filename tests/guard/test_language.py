@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from owlai_refine.guard.language import language_label, language_problem, script_shares
 
@@ -60,3 +62,30 @@ def test_a_mixed_block_may_shift_a_little() -> None:
     reply = "MHGPO在HotpotQA和2WikiMultiHopQA上的F1-score优于MAPPO baseline。"
     assert language_label(block) == "zh"
     assert language_problem(block, reply) is None
+
+
+def _shares_per_letter(text: str) -> tuple[dict[str, float], int]:
+    """``script_shares`` by its definition: every letter classified one by one."""
+    import unicodedata  # noqa: PLC0415 - only this reference needs it
+    from collections import Counter  # noqa: PLC0415
+
+    from owlai_refine.guard.language import _IGNORED, _script  # noqa: PLC0415
+
+    counts = Counter(
+        _script(ch) for ch in _IGNORED.sub(" ", text) if unicodedata.category(ch)[0] == "L"
+    )
+    weights = {k: v * (3 if k in {"hangul", "kana", "han"} else 1) for k, v in counts.items()}
+    total = sum(weights.values())
+    if not total:
+        return {}, 0
+    return {k: v / total for k, v in weights.items()}, sum(counts.values())
+
+
+@given(
+    st.text() | st.sampled_from([KO, JA, ZH, EN, KO + EN + JA, "`代码` $x$ 中文 https://a.example"])
+)
+def test_script_shares_follow_their_definition(text: str) -> None:
+    shares, letters = script_shares(text)
+    expected, expected_letters = _shares_per_letter(text)
+    assert letters == expected_letters
+    assert list(shares.items()) == list(expected.items())  # same values, same order
