@@ -72,9 +72,12 @@ def _script(ch: str) -> str:
 def script_shares(text: str) -> tuple[dict[str, float], int]:
     """``(shares, letters)``: each script's weighted share of the letters of ``text`` (code
     spans, URLs, link destinations and math left out), and the number of letters counted."""
-    counts: Counter[str] = Counter(
-        _script(ch) for ch in _IGNORED.sub(" ", text) if unicodedata.category(ch)[0] == "L"
-    )
+    # each distinct character is classified once (a reply has a few dozen, over hundreds of
+    # letters); scripts still enter in the order of their first letter
+    counts: Counter[str] = Counter()
+    for ch, n in Counter(_IGNORED.sub(" ", text)).items():
+        if unicodedata.category(ch)[0] == "L":
+            counts[_script(ch)] += n
     weights = {k: v * (CJK_WEIGHT if k in _CJK else 1) for k, v in counts.items()}
     total = sum(weights.values())
     if not total:
