@@ -223,3 +223,19 @@ async def test_a_prompt_injection_changes_nothing_but_its_own_block() -> None:
     injected = next(o for o in result.outcomes if o.block_id == 1)
     assert injected.status is OutcomeStatus.REJECTED
     assert result.text == polish(text)  # the injected block kept its text; the others refined
+
+
+async def test_time_queued_for_a_slot_does_not_count_against_the_retry_budget() -> None:
+    """One slot, 0.6 s per request: block B queues 0.6 s behind A, then its first request fails
+    at 1.2 s. Its 1 s retry budget started when that request went out (0.6 s ago), so it is
+    retried rather than given up."""
+    text = "Block A is much longer than the other one, so it goes first.\n\nB says b.\n"
+
+    def fault(number: int, body: dict[str, Any]) -> Fault | None:
+        return Fault(status=503) if number == 1 else None
+
+    policy = RetryPolicy(max_attempts=3, wait_scale=0, max_total_s=1.0)
+    with FakeOpenAI(reply=polish, fault=fault, latency_s=lambda b: 0.6) as server:
+        result = await refine(text, config(server, concurrency=1, retry=policy))
+    assert [o.status for o in result.outcomes] == [OutcomeStatus.UNCHANGED, OutcomeStatus.REFINED]
+    assert result.outcomes[1].attempts == 2
