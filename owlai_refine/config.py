@@ -57,7 +57,8 @@ class RetryPolicy(_Frozen):
     initial_wait_s: float = Field(default=1.0, ge=0)
     max_wait_s: float = Field(default=30.0, ge=0)
     max_total_s: float = Field(default=180.0, gt=0)
-    """Give up once this long has passed since the block's first attempt began."""
+    """Start no attempt more than this long after the block's first request went out (time
+    spent queueing for a slot before that does not count)."""
     wait_scale: float = Field(default=1.0, ge=0)
 
 

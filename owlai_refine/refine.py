@@ -34,7 +34,7 @@ from owlai_refine.limiter import SlotLimiter
 from owlai_refine.parse import parse
 from owlai_refine.prompt import build_messages, estimate_tokens, max_tokens_for, report_context
 from owlai_refine.results import BlockOutcome, OutcomeStatus, RefineResult, TokenTotals
-from owlai_refine.retry import RunState, retrying
+from owlai_refine.retry import RetryClock, RunState, retrying
 from owlai_refine.routing import Endpoint, EndpointPool
 from owlai_refine.splice import splice
 from owlai_refine.verify import changed_outside_blocks
@@ -100,7 +100,8 @@ class _Run:
         )
         watchdog = watchdog_for(block, self.config.guard) if self.config.stream else None
         attempt = 0
-        async for try_ in retrying(self.config.retry, self.state):
+        clock = RetryClock()
+        async for try_ in retrying(self.config.retry, self.state, clock):
             with try_:
                 if self.state.stop_reason:
                     raise _RunStopped(self.state.stop_reason)
@@ -110,6 +111,7 @@ class _Run:
                     if self.state.stop_reason:
                         raise _RunStopped(self.state.stop_reason)
                     fields = self.call_fields(block, endpoint, request_id, attempt, max_tokens)
+                    clock.mark()
                     try:
                         reply = await call_model(
                             endpoint.client,

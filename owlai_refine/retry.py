@@ -7,6 +7,7 @@ whose server has gone), the reason the run stopped, and token totals.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -16,14 +17,14 @@ from tenacity import (
     RetryCallState,
     retry_if_exception_type,
     stop_after_attempt,
-    stop_before_delay,
     wait_random_exponential,
 )
+from tenacity.stop import stop_base
 
 from owlai_refine.config import RetryPolicy
 from owlai_refine.errors import BlockCallError, RefineError, RetryableCallError
 
-__all__ = ["RunState", "retrying"]
+__all__ = ["RetryClock", "RunState", "retrying"]
 
 
 @dataclass
@@ -86,14 +87,43 @@ def _wait(policy: RetryPolicy) -> Callable[[RetryCallState], float]:
     return wait
 
 
-def retrying(policy: RetryPolicy, state: RunState) -> AsyncRetrying:
+@dataclass
+class RetryClock:
+    """When a block's first request went out (``time.monotonic()``), so that the total-time
+    bound counts from there, not from when the block started queueing for a slot."""
+
+    first_sent: float | None = None
+
+    def mark(self) -> None:
+        """Note that a request is going out now (only the first call counts)."""
+        if self.first_sent is None:
+            self.first_sent = time.monotonic()
+
+
+class _StopAfterTotal(stop_base):
+    """Stop before an attempt that would start ``max_total_s`` seconds or more after the
+    block's first request went out."""
+
+    def __init__(self, max_total_s: float, clock: RetryClock) -> None:
+        self.max_total_s = max_total_s
+        self.clock = clock
+
+    def __call__(self, retry_state: RetryCallState) -> bool:
+        if self.clock.first_sent is None:
+            return False
+        upcoming = retry_state.upcoming_sleep or 0.0
+        return time.monotonic() - self.clock.first_sent + upcoming >= self.max_total_s
+
+
+def retrying(policy: RetryPolicy, state: RunState, clock: RetryClock) -> AsyncRetrying:
     """Tenacity's retry loop for one block: retries :class:`RetryableCallError` with full-jitter
     exponential back-off (at least the server's ``Retry-After``), at most ``max_attempts``
-    attempts and no attempt starting after ``max_total_s`` seconds; waits end early if the run
-    stops; the last error is re-raised."""
+    attempts, and no attempt starting more than ``max_total_s`` seconds after the block's first
+    request went out (``clock``; time queued for a slot does not count); waits end early if the
+    run stops; the last error is re-raised."""
     return AsyncRetrying(
         retry=retry_if_exception_type(RetryableCallError),
-        stop=stop_after_attempt(policy.max_attempts) | stop_before_delay(policy.max_total_s),
+        stop=stop_after_attempt(policy.max_attempts) | _StopAfterTotal(policy.max_total_s, clock),
         wait=_wait(policy),
         sleep=state.sleep,
         reraise=True,

@@ -155,8 +155,14 @@ async def test_server_going_away_stops_sending_and_keeps_every_block() -> None:
         assert doc.blocks[outcome.block_id].text in result.text
     done = next(e for e in logs if e["event"] == "refine.done")
     assert len(done["failed_blocks"]) == len(result.failed)
-    calls = [e for e in logs if e["event"] == "refine.call" and e["error"]]
-    assert len(calls) <= 5 + 4  # the breaker's 5, plus what was already in flight
+    calls = [e for e in logs if e["event"] == "refine.call"]
+    run, tripped_at = 0, None
+    for i, call in enumerate(calls):  # replay the breaker: 5 connection failures in a row
+        run = run + 1 if call["error"] else 0
+        if run == 5 and tripped_at is None:
+            tripped_at = i
+    assert tripped_at is not None
+    assert len(calls) - tripped_at - 1 <= 3  # after the trip: only what was already in flight
 
 
 @pytest.mark.slow
@@ -217,3 +223,19 @@ async def test_a_prompt_injection_changes_nothing_but_its_own_block() -> None:
     injected = next(o for o in result.outcomes if o.block_id == 1)
     assert injected.status is OutcomeStatus.REJECTED
     assert result.text == polish(text)  # the injected block kept its text; the others refined
+
+
+async def test_time_queued_for_a_slot_does_not_count_against_the_retry_budget() -> None:
+    """One slot, 0.6 s per request: block B queues 0.6 s behind A, then its first request fails
+    at 1.2 s. Its 1 s retry budget started when that request went out (0.6 s ago), so it is
+    retried rather than given up."""
+    text = "Block A is much longer than the other one, so it goes first.\n\nB says b.\n"
+
+    def fault(number: int, body: dict[str, Any]) -> Fault | None:
+        return Fault(status=503) if number == 1 else None
+
+    policy = RetryPolicy(max_attempts=3, wait_scale=0, max_total_s=1.0)
+    with FakeOpenAI(reply=polish, fault=fault, latency_s=lambda b: 0.6) as server:
+        result = await refine(text, config(server, concurrency=1, retry=policy))
+    assert [o.status for o in result.outcomes] == [OutcomeStatus.UNCHANGED, OutcomeStatus.REFINED]
+    assert result.outcomes[1].attempts == 2

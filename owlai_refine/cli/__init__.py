@@ -79,6 +79,19 @@ class Exit(IntEnum):
     TERMINATED = 143
     """SIGTERM: as for Ctrl-C."""
 
+    @classmethod
+    def for_result(cls, result: RefineResult) -> Exit:
+        """The code for a finished run: LIMITER if the shared limiter stopped it, PARTIAL if
+        any block failed, else OK."""
+        if result.stopped_by == "limiter":
+            return cls.LIMITER
+        return cls.PARTIAL if result.partial else cls.OK
+
+    @classmethod
+    def for_error(cls, error: BaseException) -> Exit:
+        """The code for an error that ended the run (BUG for anything unexpected)."""
+        return next((c for t, c in _ERROR_EXITS if isinstance(error, t)), cls.BUG)
+
 
 _ERROR_EXITS: list[tuple[type[RefineError], Exit]] = [
     (ConfigError, Exit.CONFIG),
@@ -275,16 +288,15 @@ def _refine_report(args: argparse.Namespace, err: TextIO) -> Exit:
     if args.log_file:
         counts = ", ".join(f"{v} {k}" for k, v in result.counts.items() if v)
         err.write(f"refine: {counts or 'no blocks'} in {result.elapsed_s:.1f} s\n")
-    if result.stopped_by == "limiter":
+    code = Exit.for_result(result)
+    if code is Exit.LIMITER:
         err.write(f"refine: {result.stopped_early}; unsent blocks kept their text\n")
-        return Exit.LIMITER
-    if result.partial:
+    elif code is Exit.PARTIAL:
         err.write(
             f"refine: {len(result.failed)} blocks failed and kept their text"
             f"{f' ({result.stopped_early})' if result.stopped_early else ''}\n"
         )
-        return Exit.PARTIAL
-    return Exit.OK
+    return code
 
 
 def _run_subcommand(name: str, argv: list[str]) -> int:
@@ -317,7 +329,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         configure_json_logging(log_stream, args.log_level, secrets)
         return int(_refine_report(args, err))
     except RefineError as exc:
-        code = next((c for t, c in _ERROR_EXITS if isinstance(exc, t)), Exit.BUG)
+        code = Exit.for_error(exc)
         if log_stream is not err:  # on stderr the one human line below says it all
             _log.error("refine.error", error=str(exc), kind=type(exc).__name__, exit=int(code))
         err.write(f"refine: {exc}\n")

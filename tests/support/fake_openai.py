@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import select
 import socket
 import struct
 import threading
@@ -183,6 +184,22 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send_json(200, {"status": "ok"})
 
+    def _wait_unless_client_leaves(self, seconds: float) -> bool:
+        """Sleep ``seconds``; return False early if the client closed its connection."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            readable, _, _ = select.select([self.connection], [], [], min(left, 0.05))
+            if readable:
+                try:
+                    if not self.connection.recv(1, socket.MSG_PEEK):
+                        self.close_connection = True
+                        return False
+                except OSError:
+                    self.close_connection = True
+                    return False
+                time.sleep(min(left, 0.01))  # pipelined bytes: nothing to do but wait
+        return True
+
     def _reset(self) -> None:
         self.wfile.flush()
         self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -196,9 +213,9 @@ class _Handler(BaseHTTPRequestHandler):
         seen = owner.enter(body, self.headers)
         try:
             fault = owner.fault(seen.number, body)
-            if fault is not None and fault.hang_s:
-                time.sleep(fault.hang_s)
-            time.sleep(owner.latency_s(body))
+            wait = (fault.hang_s if fault is not None else 0.0) + owner.latency_s(body)
+            if not self._wait_unless_client_leaves(wait):
+                return  # the client gave up: like vLLM, abort the request and free the slot
             headers = {"x-request-id": seen.request_id or ""} if owner.echo_request_id else {}
             if fault is not None and fault.status is not None:
                 error = {"error": {"message": f"injected {fault.status}", "type": "fault"}}
