@@ -159,13 +159,22 @@ async def bare(transport: httpx2.MockTransport, bodies: list[dict[str, Any]], sl
     return cpu
 
 
-# (label, file suffix, function): where a replayed block call spends its CPU time
-WHERE = [
+# (label, file suffix, function[, caller's file suffix, caller]): where a replayed block call
+# spends its CPU time; with a caller, only the time of calls from that caller
+WHERE: list[tuple[str, ...]] = [
     ("openai create(): build + send the request", "completions/completions.py", "create"),
     ("  of which: param transform", "_utils/_transform.py", "async_maybe_transform"),
     ("  of which: ReplayTransport lookup", "owlai_refine/cassette.py", "_answer"),
     ("read the streamed reply (_sse_json)", "owlai_refine/call.py", "_sse_json"),
     ("guard: check_reply", "owlai_refine/guard/__init__.py", "check_reply"),
+    ("guard: watchdog_for (block baseline)", "owlai_refine/guard/__init__.py", "watchdog_for"),
+    (
+        "guard: watchdog feeds while streaming",
+        "owlai_refine/guard/repetition.py",
+        "feed",
+        "owlai_refine/call.py",
+        "_streamed",
+    ),
     ("tenacity AsyncRetrying per block", "owlai_refine/retry.py", "retrying"),
     ("refine.call log line", "owlai_refine/refine.py", "log_call"),
     ("splice", "owlai_refine/splice.py", "splice"),
@@ -178,8 +187,18 @@ def print_breakdown(stats: pstats.Stats) -> None:
     table: dict[tuple[str, int, str], tuple[Any, ...]] = stats.stats  # type: ignore[attr-defined]
     total = sum(entry[2] for entry in table.values())
     rows = []
-    for label, suffix, name in WHERE:
-        cum = sum(e[3] for (f, _, fn), e in table.items() if f.endswith(suffix) and fn == name)
+    for label, suffix, name, *by in WHERE:
+        cum = 0.0
+        for (f, _, fn), entry in table.items():
+            if not (f.endswith(suffix) and fn == name):
+                continue
+            if not by:
+                cum += entry[3]
+                continue
+            callers: dict[tuple[str, int, str], tuple[Any, ...]] = entry[4]
+            cum += sum(
+                c[3] for (cf, _, cfn), c in callers.items() if cf.endswith(by[0]) and cfn == by[1]
+            )
         rows.append([label, f"{100 * cum / total:.0f}%"])
     print("where the CPU time goes (cProfile, one run of ours; share of the profiled total):")
     print_table(["part", "share"], rows)
