@@ -92,8 +92,8 @@ async def run_one(path: Path, config: RefineConfig, out: Path) -> dict[str, Any]
     }
     groups: Counter[str] = Counter()
     for o in result.outcomes:
-        if o.status is OutcomeStatus.REJECTED and o.reason:
-            groups.update({reason_group(r) for r in o.reason.split("; ")})
+        if o.status is OutcomeStatus.REJECTED:
+            groups.update({reason_group(r) for r in o.reasons})
     return {
         "report": path.name,
         "blocks": len(doc.blocks),

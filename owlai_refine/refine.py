@@ -208,7 +208,11 @@ class _Run:
             reason_groups=sorted({reason_group(r) for r in reasons}),
         )
         return sent.model_copy(
-            update={"status": OutcomeStatus.REJECTED, "reason": "; ".join(reasons)}
+            update={
+                "status": OutcomeStatus.REJECTED,
+                "reason": "; ".join(reasons),
+                "reasons": tuple(reasons),
+            }
         )
 
     def failed(

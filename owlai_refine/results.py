@@ -45,6 +45,8 @@ class BlockOutcome(BaseModel):
     status: OutcomeStatus
     reason: str | None = None
     """Skip reason, guard reasons (``;``-separated), or the last error."""
+    reasons: tuple[str, ...] = ()
+    """For a ``rejected`` block, each of the guard's reasons (see ``owlai_refine.guard``)."""
     request_id: str | None = None
     """The ``X-Request-Id`` of the last request sent for this block."""
     attempts: int = 0
