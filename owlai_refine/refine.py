@@ -98,7 +98,6 @@ class _Run:
         messages = build_messages(
             block, self.context, block_first=self.config.prompt_layout == "block-first"
         )
-        watchdog = watchdog_for(block, self.config.guard) if self.config.stream else None
         attempt = 0
         clock = RetryClock()
         async for try_ in retrying(self.config.retry, self.state, clock):
@@ -122,7 +121,10 @@ class _Run:
                             request_id=request_id,
                             stream=self.config.stream,
                             extra_body=self.config.extra_body,
-                            watchdog=watchdog,
+                            # a fresh detector per attempt: a retry starts a new reply
+                            watchdog=watchdog_for(block, self.config.guard)
+                            if self.config.stream
+                            else None,
                         )
                     except BlockCallError as exc:
                         exc.attempts, exc.request_id = attempt, request_id

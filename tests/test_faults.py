@@ -239,3 +239,15 @@ async def test_time_queued_for_a_slot_does_not_count_against_the_retry_budget() 
         result = await refine(text, config(server, concurrency=1, retry=policy))
     assert [o.status for o in result.outcomes] == [OutcomeStatus.UNCHANGED, OutcomeStatus.REFINED]
     assert result.outcomes[1].attempts == 2
+
+
+async def test_a_retried_stream_starts_with_a_fresh_repetition_detector() -> None:
+    """The first attempt streams half the reply and is reset; the retry streams all of it. The
+    reply says one sentence twice (fine); a detector carried over from the first attempt would
+    have seen it more often than that."""
+    sentence = "The committee approved the budget for the new research programme today."
+    text = f"{sentence} Then it said so again. {sentence}\n"
+    with FakeOpenAI(fault=first_n(1, Fault(reset=True))) as server:
+        result = await refine(text, config(server))
+    assert result.outcomes[0].status is OutcomeStatus.UNCHANGED, result.outcomes[0].reason
+    assert result.outcomes[0].attempts == 2

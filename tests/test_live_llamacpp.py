@@ -85,7 +85,9 @@ def test_a_real_report_is_refined_byte_exact_within_the_cap(llama: str) -> None:
     assert sum(counts.values()) == len(doc.blocks)
     assert counts["failed"] == 0 and counts["refined"] + counts["unchanged"] > 0
     calls = [e for e in logs if e["event"] == "refine.call"]
-    assert len(calls) == len(doc.sendable) and all(c["prompt_tokens"] > 0 for c in calls)
+    assert len(calls) == len(doc.sendable)
+    # a stream the watchdog closed (a looping reply) ends before the server's usage chunk
+    assert all(c["prompt_tokens"] > 0 for c in calls if not c["stopped_early"])
     for outcome in result.outcomes:
         if outcome.status is not OutcomeStatus.REFINED:
             assert doc.blocks[outcome.block_id].text in result.text
