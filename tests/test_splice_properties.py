@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from owlai_refine.blocks import Document
 from owlai_refine.parse import parse, split_lines
 from owlai_refine.splice import splice
+from tests.support.reports import shared_reports
 
-REPORTS = sorted(Path(__file__).resolve().parents[2].joinpath("shared", "reports").glob("*.md"))
-FIXTURE_REPORTS = sorted(Path(__file__).resolve().parents[1].joinpath("fixtures").glob("*/*.md"))
+FIXTURE_MARKDOWN = sorted(Path(__file__).resolve().parents[1].joinpath("fixtures").glob("*/*.md"))
 
 WORDS = ["alpha", "beta", "gamma", "delta", "Report", "data", "x", "GPU", "한국어", "日本語"]
 EOLS = st.sampled_from(["\n", "\r\n", "\r"])
@@ -149,7 +149,7 @@ def test_new_text_lands_in_its_block(text: str, n_lines: int, data: st.DataObjec
     assert out.startswith(doc.bom)
 
 
-@pytest.mark.parametrize("path", REPORTS + FIXTURE_REPORTS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", shared_reports() + FIXTURE_MARKDOWN, ids=lambda p: p.name)
 def test_echo_real_reports(path: Path) -> None:
     source = path.read_bytes().decode("utf-8")
     doc = parse(source)

@@ -18,9 +18,9 @@ from owlai_refine.blocks import Block, BlockKind
 from owlai_refine.config import GuardConfig
 from owlai_refine.guard import check_reply, problems, watchdog_for
 from owlai_refine.parse import parse
+from tests.support.reports import sample_reports, shared_reports
 
-REPORTS_DIR = Path(__file__).resolve().parents[3] / "shared" / "reports"
-REPORTS = sorted(p for p in REPORTS_DIR.glob("*.md") if p.name != "SOURCES.md")
+REPORTS = sample_reports()
 CONFIG = GuardConfig()
 
 
@@ -30,13 +30,13 @@ def _blocks(report: Path) -> tuple[Block, ...]:
 
 @pytest.fixture(scope="module")
 def all_blocks() -> list[tuple[str, Block]]:
-    if not REPORTS:
-        pytest.skip(f"no sample reports in {REPORTS_DIR}")
     return [(report.name, block) for report in REPORTS for block in _blocks(report)]
 
 
 def test_the_sample_reports_are_all_there(all_blocks: list[tuple[str, Block]]) -> None:
-    assert len(REPORTS) == 15
+    if not shared_reports():
+        pytest.skip("../shared/reports is not beside this checkout: the fixture reports only")
+    assert len(shared_reports()) == 15
     assert len(all_blocks) > 1000
 
 

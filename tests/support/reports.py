@@ -1,0 +1,25 @@
+"""The real reports tests run on: the 15 sample reports in ``../shared/reports`` when that folder
+is beside the checkout, and always the fixture copies in ``fixtures/reports`` (which a test must
+never lose)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED = REPO.parent / "shared" / "reports"
+FIXTURES = REPO / "fixtures" / "reports"
+
+
+def _reports(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.glob("*.md") if p.name != "SOURCES.md")
+
+
+def shared_reports() -> list[Path]:
+    """The shared sample reports (empty if ``../shared`` is not there)."""
+    return _reports(SHARED)
+
+
+def sample_reports() -> list[Path]:
+    """Every real report available: the shared samples, then the fixture copies."""
+    return shared_reports() + _reports(FIXTURES)
