@@ -51,31 +51,47 @@ def request_key(method: str, path: str, body: bytes) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:32]
 
 
-def load_cassette(path: Path) -> dict[str, dict[str, Any]]:
-    """Read a cassette: ``{key: exchange}``. A later line for the same key wins, except that a
-    complete exchange is never replaced by an incomplete one. A missing file is empty.
+def _exchange(line: str) -> dict[str, Any]:
+    """One cassette line as an exchange; ``ValueError`` naming what is wrong otherwise."""
+    exchange = json.loads(line)
+    if not isinstance(exchange, dict) or not isinstance(exchange.get("key"), str):
+        raise ValueError("no 'key'")
+    response = exchange.get("response")
+    if not isinstance(response, dict) or not isinstance(response.get("body"), str):
+        raise ValueError("no 'response.body'")
+    return exchange
 
-    Raises :class:`CassetteError` for an unreadable file or a line that is not an exchange
-    (a final line cut short by a crash is ignored).
+
+def load_cassette(path: Path, *, allow_cut_first: bool = False) -> dict[str, dict[str, Any]]:
+    """Read a cassette: ``{key: exchange}``. A later line for the same key wins, except that a
+    complete exchange is never replaced by an incomplete one. A missing or empty file is empty.
+
+    A final line cut short by a crash is ignored when good lines come before it (or always,
+    with ``allow_cut_first``, as ``--resume`` needs). Raises :class:`CassetteError` for a file
+    that is not UTF-8 JSON lines or holds a line that is not an exchange.
     """
     if not path.exists():
         return {}
     exchanges: dict[str, dict[str, Any]] = {}
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CassetteError(f"cannot read cassette {path}: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise CassetteError(f"{path}: not a cassette (not UTF-8 text)") from exc
+    except OSError as exc:
+        raise CassetteError(f"cannot read cassette {path}: {exc.strerror or exc}") from exc
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            exchange = json.loads(line)
-            key = exchange["key"]
-            exchange["response"]["body"]
-        except (ValueError, KeyError, TypeError) as exc:
-            if number == len(lines):
+            exchange = _exchange(line)
+        except ValueError as exc:
+            if number == len(lines) and (exchanges or allow_cut_first):
                 break  # a crash cut the last line short: everything before it is good
-            raise CassetteError(f"{path}:{number}: not a cassette exchange ({exc})") from exc
+            raise CassetteError(
+                f"{path}:{number}: not a cassette exchange ({exc}); cassettes are the JSON "
+                "lines that --record writes"
+            ) from exc
+        key = exchange["key"]
         old = exchanges.get(key)
         if old is None or exchange.get("complete", True) or not old.get("complete", True):
             exchanges[key] = exchange
@@ -161,7 +177,7 @@ class RecordingTransport(httpx2.AsyncBaseTransport):
     ) -> None:
         self.path = path
         self.inner = inner or httpx2.AsyncHTTPTransport()
-        self.known = load_cassette(path) if replay_first else {}
+        self.known = load_cassette(path, allow_cut_first=True) if replay_first else {}
         self._lock = threading.Lock()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -129,6 +129,9 @@ class RefineConfig(_Frozen):
     """Headings whose sections are never sent; ``None`` for the built-in list."""
     report_context_chars: int = Field(default=2000, ge=0)
     """At most this many characters of title and outline go into the stable prompt prefix."""
+    log_text: bool = False
+    """Log each block's text and the model's reply (``refine.block_text``, DEBUG). Off by
+    default: report text stays out of logs unless asked for (``refine --log-level debug``)."""
     dispatch: Literal["longest-first", "document"] = "longest-first"
     """Order in which blocks queue for a slot. Longest first shortens the tail (the report is
     done when its slowest block is); ``document`` is kept for benchmarks."""

@@ -63,7 +63,7 @@ async def resolve_model(client: openai.AsyncOpenAI, config: RefineConfig) -> str
     """
     if config.model:
         return config.model
-    where = redact_url(str(client.base_url))
+    where = str(redact_url(str(client.base_url))).rstrip("/")
     try:
         page = await client.models.list()
     except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
@@ -74,14 +74,14 @@ async def resolve_model(client: openai.AsyncOpenAI, config: RefineConfig) -> str
     except openai.APIError as exc:
         raise ConfigError(
             f"no model given and {where}/models could not be read ({type(exc).__name__}); "
-            "set --model or OWLAI_REFINE_MODEL"
+            "name one (--model, OWLAI_REFINE_MODEL or RefineConfig.model)"
         ) from exc
     names = sorted(m.id for m in page.data)
     if len(names) != 1:
         listed = ", ".join(names[:10]) or "none"
         raise ConfigError(
             f"no model given and {where} serves {len(names)} models ({listed}); "
-            "set --model or OWLAI_REFINE_MODEL"
+            "name one (--model, OWLAI_REFINE_MODEL or RefineConfig.model)"
         )
     return names[0]
 
@@ -148,6 +148,7 @@ async def _resolve_everywhere(clients: list[openai.AsyncOpenAI], config: RefineC
         raise errors[0]
     if len(names) > 1:
         raise ConfigError(
-            f"the servers serve different models ({', '.join(sorted(names))}); set --model"
+            f"the servers serve different models ({', '.join(sorted(names))}); name one "
+            "(--model, OWLAI_REFINE_MODEL or RefineConfig.model)"
         )
     return names.pop()

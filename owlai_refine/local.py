@@ -152,8 +152,9 @@ async def local_server(slots: int = 4, *, startup_timeout_s: float = 120.0) -> A
     yield its base URL (``http://127.0.0.1:PORT/v1``, model name :data:`LOCAL_MODEL_NAME`).
 
     ``slots`` is llama.cpp's ``n_parallel``: give it the same number as the refine's cap.
-    The server log goes to ``cache_dir()/llama-server-PORT.log``. On exit the server gets
-    SIGTERM, then SIGKILL after 5 s.
+    The server log goes to ``cache_dir()/llama-server-PORT.log``, removed after a clean stop and
+    kept if the server died (errors name it). On exit the server gets SIGTERM, then SIGKILL after
+    5 s.
 
     Raises :class:`LocalModelError` if the ``local`` extra is missing, the model cannot be
     fetched, or the server is not healthy within ``startup_timeout_s`` seconds.
@@ -185,13 +186,16 @@ async def local_server(slots: int = 4, *, startup_timeout_s: float = 120.0) -> A
         yield base_url
     finally:
         with anyio.CancelScope(shield=True):
-            if proc.returncode is None:
+            crashed = proc.returncode is not None
+            if not crashed:
                 proc.terminate()
                 with anyio.move_on_after(5.0) as wait:
                     await proc.wait()
                 if wait.cancelled_caught:
                     proc.kill()
                     await proc.wait()
+            if not crashed:  # a clean run leaves nothing behind; a crash keeps its log
+                log_path.unlink(missing_ok=True)
 
 
 if __name__ == "__main__":  # ``python -m owlai_refine.local``: fetch the model now, print its path

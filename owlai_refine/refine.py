@@ -39,9 +39,20 @@ from owlai_refine.routing import Endpoint, EndpointPool
 from owlai_refine.splice import splice
 from owlai_refine.verify import changed_outside_blocks
 
-__all__ = ["refine", "refine_document", "refine_sync"]
+__all__ = ["describe", "refine", "refine_document", "refine_sync"]
 
 _log = structlog.get_logger("owlai_refine")
+
+
+def describe(block: Block) -> str:
+    """``block 12 (line 3)`` or ``block 12 (lines 3-5)``: 1-based source lines, as editors
+    number them (the JSON log's ``line_span`` is 0-based and half-open)."""
+    first, last = block.start + 1, block.end
+    return (
+        f"block {block.id} (line {first})"
+        if first == last
+        else f"block {block.id} (lines {first}-{last})"
+    )
 
 
 class _RunStopped(Exception):
@@ -69,6 +80,11 @@ class _Run:
             "base_url": redact_url(endpoint.base_url),
             "max_tokens": max_tokens,
         }
+
+    def prompt_estimate(self, messages: list[dict[str, str]]) -> int:
+        """Our estimate of the prompt's tokens (logged beside the server's count, which a
+        stream closed early never receives)."""
+        return estimate_tokens("".join(m["content"] for m in messages))
 
     def log_call(
         self, fields: dict[str, Any], reply: Reply | None, error: BlockCallError | None
@@ -100,6 +116,7 @@ class _Run:
         )
         attempt = 0
         clock = RetryClock()
+        prompt_est = self.prompt_estimate(messages)
         async for try_ in retrying(self.config.retry, self.state, clock):
             with try_:
                 if self.state.stop_reason:
@@ -110,6 +127,7 @@ class _Run:
                     if self.state.stop_reason:
                         raise _RunStopped(self.state.stop_reason)
                     fields = self.call_fields(block, endpoint, request_id, attempt, max_tokens)
+                    fields["prompt_tokens_est"] = prompt_est
                     clock.mark()
                     try:
                         reply = await call_model(
@@ -152,14 +170,15 @@ class _Run:
             return self.failed(block, str(exc), exc.attempts, exc.request_id)
         except CassetteMissError as exc:
             raise CassetteMissError(
-                f"block {block.id} (lines {block.start + 1}-{block.end}): {exc}",
+                f"{describe(block)}: {exc}",
                 block_id=block.id,
                 line_span=block.line_span,
                 key=exc.key,
             ) from None
-        self.log.debug(
-            "refine.block_text", block_id=block.id, original=block.text, reply=reply.content
-        )
+        if self.config.log_text:
+            self.log.debug(
+                "refine.block_text", block_id=block.id, original=block.text, reply=reply.content
+            )
         sent = BlockOutcome(
             block_id=block.id,
             kind=block.kind.value,
@@ -220,15 +239,17 @@ class _Run:
     def failed(
         self, block: Block, error: str, attempts: int, request_id: str | None
     ) -> BlockOutcome:
-        """Log ``refine.block_failed`` (ERROR) and return the ``failed`` outcome."""
-        self.log.error(
-            "refine.block_failed",
-            block_id=block.id,
-            request_id=request_id,
-            line_span=list(block.line_span),
-            attempts=attempts,
-            error=error,
-        )
+        """Log ``refine.block_failed`` (ERROR) and return the ``failed`` outcome. Not logged
+        when an error that ends the whole run stopped it (that error says it all)."""
+        if self.state.stopped_by != "fatal":
+            self.log.error(
+                "refine.block_failed",
+                block_id=block.id,
+                request_id=request_id,
+                line_span=list(block.line_span),
+                attempts=attempts,
+                error=error,
+            )
         return BlockOutcome(
             block_id=block.id,
             kind=block.kind.value,
@@ -322,6 +343,13 @@ async def refine_document(
                     tg.start_soon(one, block)
             routing.cancel_scope.cancel()
     if state.fatal is not None:
+        log.error(
+            "refine.aborted",
+            error=str(state.fatal),
+            kind=type(state.fatal).__name__,
+            done=sum(1 for o in outcomes.values() if o.status is not OutcomeStatus.SKIPPED),
+            to_send=len(to_send),
+        )
         raise state.fatal
     ordered = tuple(outcomes[b.id] for b in doc.blocks)
     replacements = {o.block_id: o.text for o in ordered if o.text is not None}
@@ -400,6 +428,18 @@ async def refine(
     without a slot).
     """
     config = config or RefineConfig()
+    report_id = report_id or uuid.uuid4().hex[:12]
+    with structlog.contextvars.bound_contextvars(report_id=report_id):
+        return await _refine(source, config, report_id, transport, limiter)
+
+
+async def _refine(
+    source: str,
+    config: RefineConfig,
+    report_id: str,
+    transport: httpx2.AsyncBaseTransport | None,
+    limiter: SlotLimiter | None,
+) -> RefineResult:
     doc = parse(source, reference_headings=config.reference_headings)
     run = partial(
         refine_document, doc, config, report_id=report_id, transport=transport, limiter=limiter

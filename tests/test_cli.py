@@ -222,7 +222,7 @@ def test_replay_names_the_block_it_has_no_reply_for(tmp_path: Path) -> None:
     report = write(tmp_path, "r.md", TEXT)
     done = run_cli(str(report), "--replay", str(tape), "--model", "m")
     assert done.returncode == Exit.CASSETTE
-    assert "no recorded reply" in done.stderr and "(lines " in done.stderr
+    assert "no recorded reply" in done.stderr and "(line" in done.stderr
 
 
 def test_resume_sends_only_blocks_without_a_recorded_reply(tmp_path: Path) -> None:

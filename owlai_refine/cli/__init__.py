@@ -199,6 +199,7 @@ def _config(args: argparse.Namespace) -> RefineConfig:
         "backend": args.backend,
         "concurrency": args.concurrency,
         "stream": not args.no_stream,
+        "log_text": args.log_level == "debug",
     }
     if args.temperature is not None:
         fields["temperature"] = args.temperature
@@ -272,14 +273,15 @@ def _refine_report(args: argparse.Namespace, err: TextIO) -> Exit:
         print_plan(parse(source, reference_headings=config.reference_headings), config, sys.stdout)
         return Exit.OK
     transport = _transport(args)
-    report_id = Path(args.report).stem[:40] if args.report != "-" else None
-    result, caught = anyio.run(
-        _with_signals, lambda: refine(source, config, transport=transport, report_id=report_id)
-    )
-    if result is None:
-        _log.warning("refine.interrupted", signal=signal.Signals(caught or 2).name)
-        err.write("refine: interrupted; no output was written\n")
-        return Exit.TERMINATED if caught == signal.SIGTERM else Exit.INTERRUPTED
+    report_id = Path(args.report).stem[:40] if args.report != "-" else "stdin"
+    with structlog.contextvars.bound_contextvars(report_id=report_id):
+        result, caught = anyio.run(
+            _with_signals, lambda: refine(source, config, transport=transport, report_id=report_id)
+        )
+        if result is None:
+            _log.warning("refine.interrupted", signal=signal.Signals(caught or 2).name)
+            err.write("refine: interrupted; no output was written\n")
+            return Exit.TERMINATED if caught == signal.SIGTERM else Exit.INTERRUPTED
     if output:
         write_atomic(output, result.text, backup=args.in_place)
     else:

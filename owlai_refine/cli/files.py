@@ -87,7 +87,8 @@ def check_writable(path: str) -> None:
 def write_atomic(path: str, text: str, *, backup: bool = False) -> None:
     """Write ``text`` (UTF-8, byte-exact) to ``path`` atomically. With ``backup=True`` an
     existing file is first copied to ``path + ".bak"``. An existing file's permission bits are
-    kept. Raises :class:`OutputError`; on any failure the target is untouched."""
+    kept; a new file gets ``0666`` less the umask, as ``open()`` would give it.
+    Raises :class:`OutputError`; on any failure the target is untouched."""
     target = Path(path)
     check_writable(path)
     try:
@@ -103,6 +104,10 @@ def write_atomic(path: str, text: str, *, backup: bool = False) -> None:
             os.fsync(fh.fileno())
         if target.exists():
             os.chmod(tmp, target.stat().st_mode & 0o7777)
+        else:  # mkstemp makes 0600; a new file gets what open() would give it
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, target)
     except BaseException as exc:
         with contextlib.suppress(OSError):

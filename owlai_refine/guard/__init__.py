@@ -15,9 +15,10 @@ Pure code, no IO. :func:`check_reply` takes a block and the model's reply text a
    reply ending inside a word, a link or a bracket (a cut reply can claim ``finish_reason:
    stop``).
 7. **language** (``language``): the block's language kept.
-8. **content** (``content``): no sentence of the block dropped (its distinctive words gone)
-   and no new matter brought in (a third of the reply's content words new); judged only when
-   the language is kept.
+8. **content** (``content``): no sentence of the block dropped (its distinctive words gone),
+   no quarter of its content words dropped (``lost words``: a clause gone) and no new matter
+   brought in (a third of the reply's content words new); judged only when the language is
+   kept.
 9. **tokens** (``tokens``): the protected inline tokens kept as a multiset.
 
 Every failing check adds its reasons (all checks run, so a log line says everything that is wrong).
@@ -31,6 +32,7 @@ Reason strings start with a fixed group name, for grouping logs (:func:`reason_g
 - ``cut off: ends "...www.reu"``.
 - ``language <block> -> <reply>``: ``language ko -> latin``, ``language ja -> zh``.
 - ``lost sentence "<its start>"``: a sentence of the block whose own words are gone.
+- ``lost words "<dropped words>"``: a reply that kept less than 3/4 of the block's words.
 - ``added words "<new words>"``: a reply that brought in new matter.
 - ``lost <kind> <token>``, ``added <kind> <token>``, ``changed <kind> <old> -> <new>``,
   ``escaped <kind> <form>``; kinds: citation, footnote, alert, url, image, code, math, html,
@@ -51,12 +53,12 @@ from dataclasses import dataclass
 from owlai_refine.blocks import Block, BlockKind
 from owlai_refine.config import GuardConfig
 from owlai_refine.guard._md import parse_tokens
-from owlai_refine.guard.content import added_words, lost_sentences
+from owlai_refine.guard.content import added_words, lost_sentences, lost_words
 from owlai_refine.guard.language import language_problem
 from owlai_refine.guard.repetition import RepetitionDetector, repetition_problem
 from owlai_refine.guard.structure import structure_problems
 from owlai_refine.guard.tokens import compare_tokens, protected_tokens
-from owlai_refine.guard.unwrap import unwrap
+from owlai_refine.guard.unwrap import strip_heading_echo, unwrap
 
 __all__ = [
     "MAX_REASONS",
@@ -136,6 +138,8 @@ def check_reply(block: Block, reply: str, config: GuardConfig) -> Verdict:
     """Clean ``reply`` and decide whether it may replace ``block`` (see the module docstring
     for the checks and their reasons). Never raises for any reply text."""
     text, removed = unwrap(reply, block.text, list_item=block.kind is BlockKind.LIST_ITEM)
+    text, echoed = strip_heading_echo(text, block.text, block.heading_path)
+    removed += echoed
     if not text:
         return Verdict(None, ("empty",), unwrapped=removed)
     if normalise_ws(text) == normalise_ws(block.text):
@@ -163,6 +167,10 @@ def problems(block_text: str, text: str, config: GuardConfig) -> list[str]:
             reasons.append(problem)
     if language is None:  # words can only be matched within one language
         reasons += lost_sentences(block_text, text)
+        if not any(r.startswith("lost sentence") for r in reasons) and (
+            lost := lost_words(block_text, text)
+        ):
+            reasons.append(lost)
         if added := added_words(block_text, text):
             reasons.append(added)
     reasons += compare_tokens(

@@ -30,15 +30,23 @@ __all__ = [
     "MAX_NEW",
     "MIN_DISTINCTIVE",
     "MIN_KEPT",
+    "MIN_KEPT_OVERALL",
     "MIN_NEW",
+    "MIN_OVERALL",
     "added_words",
     "content_tokens",
     "lost_sentences",
+    "lost_words",
 ]
 
 MIN_DISTINCTIVE = 2
 """Sentences with fewer distinctive content tokens are not judged (too little to tell)."""
 MIN_KEPT = 1 / 2
+MIN_KEPT_OVERALL = 3 / 4
+"""A reply must keep three quarters of the block's content tokens (a copy edit rewords a few;
+dropping a quarter means a clause or a fact went missing)."""
+MIN_OVERALL = 8
+"""Blocks with fewer content tokens than this are not judged by :func:`lost_words`."""
 """A sentence whose distinctive tokens the reply keeps less than this fraction of is lost. A
 copy edit changes as little as needed: on SmolLM2's replies to the sample reports, every
 sentence kept below one half was dropped, replaced or rewritten into another claim, and a third
@@ -103,6 +111,28 @@ def lost_sentences(block_text: str, reply_text: str) -> list[str]:
         if len(distinctive & kept) < MIN_KEPT * len(distinctive):
             reasons.append(f'lost sentence "{_start(sentence)}"')
     return reasons
+
+
+def lost_words(block_text: str, reply_text: str) -> str | None:
+    """``lost words "<dropped tokens>"`` if the reply keeps less than :data:`MIN_KEPT_OVERALL`
+    of the block's word tokens, or less than :data:`MIN_KEPT` of its CJK/Hangul bigrams (a
+    copy edit changes many more bigrams than words), counted only for blocks with at least
+    :data:`MIN_OVERALL` tokens of that kind: a dropped clause inside a sentence, which
+    :func:`lost_sentences` lets through. ``None`` otherwise."""
+    before = _ordered_tokens(_IGNORED.sub(" ", block_text))
+    kept = content_tokens(_IGNORED.sub(" ", reply_text))
+    lost: list[str] = []
+    for cjk, needed in ((False, MIN_KEPT_OVERALL), (True, MIN_KEPT)):
+        tokens = {t: w for t, w in before.items() if bool(_IS_CJK.match(t)) is cjk}
+        if len(tokens) < MIN_OVERALL:
+            continue
+        gone = [word for token, word in tokens.items() if token not in kept]
+        if len(tokens) - len(gone) < needed * len(tokens):
+            lost += gone
+    if lost:
+        shown = ", ".join(lost[:6]) + (", \u2026" if len(lost) > 6 else "")
+        return f'lost words "{shown}"'
+    return None
 
 
 def added_words(block_text: str, reply_text: str) -> str | None:

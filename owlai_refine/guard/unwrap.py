@@ -43,7 +43,7 @@ from collections.abc import Callable
 
 from owlai_refine.prompt import SECTION_LABEL
 
-__all__ = ["PREAMBLE_PATTERNS", "UNWRAP_RULES", "tidy_lines", "unwrap"]
+__all__ = ["PREAMBLE_PATTERNS", "UNWRAP_RULES", "strip_heading_echo", "tidy_lines", "unwrap"]
 
 _THINK_BLOCK = re.compile(r"\A\s*<think>.*?</think>\s*", re.DOTALL | re.IGNORECASE)
 _THINK_OPEN = re.compile(r"\A\s*<think>", re.IGNORECASE)
@@ -201,6 +201,44 @@ UNWRAP_RULES: tuple[tuple[str, Rule], ...] = (
     ("quotes", _quotes),
 )
 """The rules for every block, by name, in the order they are tried."""
+
+
+_PATH_SPLIT = re.compile(r"\s*(?:>|\u203a|\u00bb|/|\|)\s*")
+
+
+def _heading_key(text: str) -> str:
+    return " ".join(re.sub(r"[*_`#:]", " ", text).split()).casefold()
+
+
+def strip_heading_echo(
+    text: str, block_text: str, heading_path: tuple[str, ...]
+) -> tuple[str, tuple[str, ...]]:
+    """``(text, removed)``: ``text`` without first or last lines that only repeat headings the
+    block sits under (the prompt names them as the block's section, and small models echo
+    them, e.g. ``Report Title > Section``), unless the block itself has such a line.
+    ``removed`` is ``("heading_echo",)`` if a line went."""
+    headings = {_heading_key(h) for h in heading_path if h.strip()}
+    if not headings:
+        return text, ()
+    own = {_heading_key(line) for line in block_text.split("\n")}
+
+    def echo(line: str) -> bool:
+        parts = [_heading_key(p) for p in _PATH_SPLIT.split(line) if p.strip()]
+        key = _heading_key(line)
+        if not parts or key in own:
+            return False
+        named = [p in headings for p in parts]
+        return all(named) or (len(parts) > 1 and any(named))  # "Title > Invented" too
+
+    lines = text.split("\n")
+    removed = False
+    while len(lines) > 1 and echo(lines[0]):
+        lines.pop(0)
+        removed = True
+    while len(lines) > 1 and echo(lines[-1]):
+        lines.pop()
+        removed = True
+    return ("\n".join(lines), ("heading_echo",)) if removed else (text, ())
 
 
 def tidy_lines(text: str) -> str:
