@@ -25,12 +25,10 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import socket
 import subprocess
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx2
@@ -46,6 +44,7 @@ from benchmarks._common import (
     usage_chunk,
 )
 from owlai_refine.prompt import estimate_tokens
+from tests.support.loopback import LoopbackServer, QuietHandler
 
 MODEL = "bench"
 
@@ -54,10 +53,7 @@ class _Disconnected(Exception):
     """The client closed the connection while we were writing."""
 
 
-class BenchServer(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 1024  # listen() backlog: a burst of new connections is not dropped
-
+class BenchServer(LoopbackServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.lock = threading.Lock()
@@ -80,21 +76,9 @@ class BenchServer(ThreadingHTTPServer):
                 "records": list(self.records),
             }
 
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Clients that hang up mid-reply are what the runaway benchmark is about."""
 
-
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     server: BenchServer
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
-
-    def setup(self) -> None:
-        super().setup()
-        # one small write per event: without this, Nagle + delayed ACK add ~40 ms to each
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def _json(self, status: int, payload: Any) -> None:
         data = json.dumps(payload).encode()

@@ -17,11 +17,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
-import threading
 import time
-import urllib.request
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -36,40 +33,9 @@ from owlai_refine.limiter import reset_limiters
 from owlai_refine.local import LOCAL_MODEL_NAME, local_server
 from owlai_refine.results import OutcomeStatus
 from owlai_refine.verify import changed_outside_blocks, token_drift
+from tests.support.llamacpp_metrics import InFlightSampler
 
 REPO = Path(__file__).resolve().parents[1]
-_PROCESSING = re.compile(r"^llamacpp:requests_processing\s+([0-9.]+)", re.MULTILINE)
-
-
-class InFlight:
-    """Samples the server's own count of requests in flight (llama.cpp ``/metrics``)."""
-
-    def __init__(self, base_url: str) -> None:
-        self.url = base_url.removesuffix("/v1") + "/metrics"
-        self.peak = 0
-        self.samples = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                with urllib.request.urlopen(self.url, timeout=5) as response:  # noqa: S310
-                    m = _PROCESSING.search(response.read().decode())
-            except OSError:
-                m = None
-            if m:
-                self.peak = max(self.peak, int(float(m.group(1))))
-                self.samples += 1
-            self._stop.wait(0.02)
-
-    def __enter__(self) -> InFlight:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
 
 
 async def run_one(path: Path, config: RefineConfig, out: Path) -> dict[str, Any]:
@@ -123,7 +89,7 @@ async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
 
     async def all_reports(base_url: str, model: str) -> None:
         config = RefineConfig(base_url=base_url, model=model, **fields)
-        with InFlight(base_url) as sampler:
+        with InFlightSampler(base_url) as sampler:
             for path in paths:
                 row = await run_one(path, config, out)
                 row["max_in_flight"] = sampler.peak

@@ -5,11 +5,8 @@ fetched from PyPI on first use (see ``owlai_refine.local``)."""
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
-import threading
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +18,7 @@ from owlai_refine import Backend, OutcomeStatus, OutputBudget, RefineConfig, par
 from owlai_refine.limiter import reset_limiters
 from owlai_refine.local import LOCAL_MODEL_NAME, local_server
 from tests.support.checks import changed_outside_blocks
+from tests.support.llamacpp_metrics import InFlightSampler
 
 pytestmark = [
     pytest.mark.live,
@@ -33,7 +31,6 @@ pytestmark = [
 
 REPO = Path(__file__).resolve().parents[1]
 REPORT = REPO / "fixtures" / "reports" / "inference-market.md"
-_PROCESSING = re.compile(r"^llamacpp:requests_processing\s+([0-9.]+)", re.MULTILINE)
 
 
 @pytest.fixture(scope="module")
@@ -46,32 +43,6 @@ def llama() -> Iterator[str]:
         yield base_url
 
 
-class InFlightSampler:
-    """Reads llama.cpp's own ``requests_processing`` gauge from /metrics every 20 ms."""
-
-    def __init__(self, base_url: str) -> None:
-        self.url = base_url.removesuffix("/v1") + "/metrics"
-        self.samples: list[int] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            with urllib.request.urlopen(self.url, timeout=5) as response:  # noqa: S310 - loopback
-                m = _PROCESSING.search(response.read().decode())
-            if m:
-                self.samples.append(int(float(m.group(1))))
-            self._stop.wait(0.02)
-
-    def __enter__(self) -> InFlightSampler:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-
 def test_a_real_report_is_refined_byte_exact_within_the_cap(llama: str) -> None:
     reset_limiters()
     source = REPORT.read_bytes().decode("utf-8")
@@ -80,7 +51,7 @@ def test_a_real_report_is_refined_byte_exact_within_the_cap(llama: str) -> None:
         result = refine_sync(source, config, report_id="live")
     doc = parse(source)
     assert changed_outside_blocks(doc, result) == []
-    assert max(sampler.samples) == 4  # measured by the server itself
+    assert sampler.peak == 4  # measured by the server itself
     counts = result.counts
     assert sum(counts.values()) == len(doc.blocks)
     assert counts["failed"] == 0 and counts["refined"] + counts["unchanged"] > 0

@@ -22,8 +22,9 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.support.loopback import LoopbackServer, QuietHandler
 
 __all__ = ["FakeOpenAI", "Fault", "Seen", "block_text"]
 
@@ -93,7 +94,7 @@ class FakeOpenAI:
         self.seen: list[Seen] = []
         self.active: dict[int, Seen] = {}
         """Requests in flight now, by number."""
-        self._httpd: ThreadingHTTPServer | None = None
+        self._httpd: LoopbackServer | None = None
 
     @property
     def base_url(self) -> str:
@@ -107,7 +108,7 @@ class FakeOpenAI:
         class Handler(_Handler):
             owner = server
 
-        self._httpd = _Server(("127.0.0.1", 0), Handler)
+        self._httpd = LoopbackServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
         return self
 
@@ -147,25 +148,8 @@ class FakeOpenAI:
             return sum(needle in s.body["messages"][-1]["content"] for s in self.active.values())
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 1024  # listen() backlog; the default 5 drops SYNs under a burst
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Clients that hang up early (cancelled runs, closed streams) are normal here."""
-
-
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     owner: FakeOpenAI
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
-
-    def setup(self) -> None:
-        super().setup()
-        # one small write per streamed token: without this, Nagle + delayed ACK add ~40 ms each
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
