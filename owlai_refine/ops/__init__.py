@@ -119,7 +119,8 @@ def _api_key() -> str:
 # ---------------------------------------------------------------------------------- stats
 def run_stats(argv: list[str]) -> int:
     """``refine stats LOG... [--json]``: figures from usage-ledger files (see
-    :mod:`owlai_refine.ops.stats`). Returns the exit code."""
+    :mod:`owlai_refine.ops.stats`). Returns the exit code: 3 when a file cannot be read or
+    no file holds a single ``refine.call`` line (not a usage ledger)."""
 
     def body() -> int:
         p = _Parser(
@@ -130,7 +131,14 @@ def run_stats(argv: list[str]) -> int:
         p.add_argument("logs", nargs="+", metavar="LOG", help="JSON log file(s)")
         p.add_argument("--json", action="store_true", help="print JSON instead of a table")
         args = p.parse_args(argv)
-        stats = ledger_stats(read_ledgers(args.logs), files=len(args.logs))
+        read = read_ledgers(args.logs)
+        if not read.calls:
+            raise InputError(
+                f"no refine.call lines in {', '.join(args.logs)} ({read.other_events} other "
+                f"event(s), {read.skipped_lines} non-JSON line(s)): pass the --log-file of a "
+                "refine run"
+            )
+        stats = ledger_stats(read, files=len(args.logs))
         _out(stats.model_dump_json(indent=2) if args.json else format_stats(stats))
         return 0
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -85,6 +86,19 @@ def test_cli_missing_file_is_one_line_exit_3(capsys: pytest.CaptureFixture[str])
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert err.startswith("refine stats: error: cannot read ledger /nonexistent/ledger.log")
+
+
+def test_cli_file_without_call_lines_is_exit_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file that is not a usage ledger (here a report) is an input error, not empty figures."""
+    report = tmp_path / "report.md"
+    report.write_text("# Title\n\nA paragraph.\n", encoding="utf-8")
+    assert run_stats([str(report)]) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "no refine.call lines in" in err
+    assert "2 non-JSON line(s)" in err  # the blank line is not counted
 
 
 def test_cli_usage_error_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
