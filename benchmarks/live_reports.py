@@ -142,13 +142,16 @@ def summary(rows: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.live_reports")
-    parser.add_argument("--reports", default=str(REPO.parent / "shared" / "reports"))
+    shared = REPO.parent / "shared" / "reports"
+    default_reports = shared if shared.is_dir() else REPO / "fixtures" / "reports"
+    parser.add_argument("--reports", default=str(default_reports))
     parser.add_argument("--out", default=str(REPO / "benchmarks" / "out" / "live_reports"))
     parser.add_argument("--slots", type=int, default=4)
     parser.add_argument("--base-url")
     parser.add_argument("--model", default=LOCAL_MODEL_NAME)
     parser.add_argument("--max-output-tokens", type=int)
     args = parser.parse_args(argv)
+    configure_json_logging(sys.stderr, "warning")  # stdout holds only the rows and the table
     rows = anyio.run(main_async, args)
     print(summary(rows))
     (Path(args.out) / "summary.json").write_text(json.dumps(rows, indent=1, ensure_ascii=False))
