@@ -26,7 +26,7 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 
 from owlai_refine.blocks import Block, BlockKind, Document, Line, SkipReason
 
-__all__ = ["DEFAULT_REFERENCE_HEADINGS", "markdown_parser", "parse", "split_lines"]
+__all__ = ["DEFAULT_REFERENCE_HEADINGS", "markdown_parser", "parse", "split_lines", "text_lines"]
 
 DEFAULT_REFERENCE_HEADINGS: frozenset[str] = frozenset(
     {
@@ -62,6 +62,13 @@ def markdown_parser() -> MarkdownIt:
         .use(footnote_plugin)
         .use(dollarmath_plugin, allow_space=False, allow_digits=False)
     )
+
+
+def text_lines(text: str) -> list[str]:
+    """``text`` cut at every ``\\r\\n``, ``\\r`` and ``\\n``, endings dropped; a trailing line
+    break gives a final ``""``. The lines a replacement text occupies once spliced (see
+    ``splice.spliced_lines``), so ``splice`` and ``verify`` count them the same way."""
+    return _EOL.split(text)
 
 
 def split_lines(text: str) -> tuple[Line, ...]:

@@ -75,7 +75,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, cast
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import anyio
 import structlog
@@ -86,9 +86,10 @@ from redis.exceptions import RedisError
 from redis.retry import Retry
 
 from owlai_refine import _redis_scripts as lua
+from owlai_refine.config import redact_url
 from owlai_refine.errors import ConfigError, LimiterError
 
-__all__ = ["LimiterSnapshot", "RedisLimiter", "key_prefix_for", "redact_url"]
+__all__ = ["LimiterSnapshot", "RedisLimiter", "key_prefix_for"]
 
 _log = structlog.get_logger("owlai_refine")
 
@@ -120,18 +121,6 @@ def key_prefix_for(endpoint_key: str) -> str:
     """
     digest = hashlib.sha256(endpoint_key.encode()).hexdigest()[:16]
     return f"owlai_refine:limiter:{{{digest}}}:"
-
-
-def redact_url(url: str) -> str:
-    """``url`` with any password replaced by ``***``, for messages and logs."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    user = f"{parts.username}:" if parts.username else ":"
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urlunsplit(parts._replace(netloc=f"{user}***@{host}"))
 
 
 def _default_holder_id() -> str:
@@ -186,7 +175,7 @@ class RedisLimiter:
             raise ConfigError(f"lease_s must be between 0.1 and 3600 seconds, got {lease_s}")
         if timeout_s <= 0:
             raise ConfigError(f"timeout_s must be positive, got {timeout_s}")
-        self._url = redact_url(url)
+        self._url = str(redact_url(url))
         self._slots = slots
         self._lease_s = lease_s
         self._lease_ms = round(lease_s * 1000)

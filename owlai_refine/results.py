@@ -30,9 +30,6 @@ class OutcomeStatus(StrEnum):
     holds the last error. Logged as an ERROR."""
 
 
-KEPT_ORIGINAL = frozenset({OutcomeStatus.TRUNCATED, OutcomeStatus.REJECTED, OutcomeStatus.FAILED})
-
-
 class BlockOutcome(BaseModel):
     """One block's fate. Token counts are the last attempt's, from the server's ``usage``."""
 

@@ -6,14 +6,12 @@ tables, HTML, blank lines, line endings, a missing final newline, a BOM) comes o
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 from owlai_refine.blocks import Block, Document
+from owlai_refine.parse import text_lines
 
 __all__ = ["splice", "spliced_lines"]
-
-_ANY_EOL = re.compile(r"\r\n|\r|\n")
 
 
 def _dominant_ending(doc: Document) -> str:
@@ -40,7 +38,7 @@ def spliced_lines(doc: Document, block: Block, new_text: str, *, eol: str | None
     """
     if not new_text.strip(" \t\r\n"):
         raise ValueError(f"block {block.id}: new text is empty")
-    new_lines = _ANY_EOL.split(new_text)
+    new_lines = text_lines(new_text)
     originals = doc.lines[block.start : block.end]
     if len(new_lines) == len(originals):
         return "".join(

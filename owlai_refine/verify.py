@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 
 from owlai_refine.blocks import Document
 from owlai_refine.guard.tokens import protected_tokens
-from owlai_refine.parse import split_lines
+from owlai_refine.parse import split_lines, text_lines
 
 __all__ = ["changed_outside_blocks", "token_drift"]
 
@@ -39,7 +39,7 @@ def changed_outside_blocks(
         hit = by_start.get(i)
         if hit is not None:
             block, text = hit
-            j += len(split_lines(text.replace("\r\n", "\n").replace("\r", "\n")))
+            j += len(text_lines(text))
             i = block.end
             continue
         if j >= len(out_lines) or out_lines[j] != doc.lines[i]:
