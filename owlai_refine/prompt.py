@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 
-from owlai_refine.blocks import Block, Document
+from owlai_refine.blocks import Block, Document, SkipReason
 from owlai_refine.config import OutputBudget
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "estimate_tokens",
     "max_tokens_for",
     "report_context",
+    "skip_reason",
 ]
 
 SYSTEM_INSTRUCTIONS = """\
@@ -139,6 +140,15 @@ def estimate_tokens(text: str) -> int:
     ``max_tokens`` and to skip oversized blocks; the ledger records the server's real counts."""
     ascii_chars = len(text.encode("ascii", "ignore"))  # counted in C: ~200x a Python loop
     return math.ceil(ascii_chars / 3.5 + (len(text) - ascii_chars) * 2.5)
+
+
+def skip_reason(block: Block, max_block_tokens: int) -> SkipReason | None:
+    """Why ``block`` is not sent: the parser's reason, else ``TOO_LONG`` when its estimated
+    size is over ``max_block_tokens`` (tokens); ``None`` when it is sent. The one rule for the
+    refine's plan and for ``--dry-run``."""
+    if block.skip is not None:
+        return block.skip
+    return SkipReason.TOO_LONG if estimate_tokens(block.text) > max_block_tokens else None
 
 
 def max_tokens_for(block: Block, budget: OutputBudget) -> int:

@@ -17,7 +17,7 @@ import anyio
 import httpx2
 import structlog
 
-from owlai_refine.blocks import Block, Document, SkipReason
+from owlai_refine.blocks import Block, Document
 from owlai_refine.call import Reply, call_model
 from owlai_refine.config import RefineConfig, redact_url
 from owlai_refine.endpoint import open_pool
@@ -32,8 +32,20 @@ from owlai_refine.errors import (
 from owlai_refine.guard import check_reply, reason_group, watchdog_for
 from owlai_refine.limiter import SlotLimiter
 from owlai_refine.parse import parse
-from owlai_refine.prompt import build_messages, estimate_tokens, max_tokens_for, report_context
-from owlai_refine.results import BlockOutcome, OutcomeStatus, RefineResult, TokenTotals
+from owlai_refine.prompt import (
+    build_messages,
+    estimate_tokens,
+    max_tokens_for,
+    report_context,
+    skip_reason,
+)
+from owlai_refine.results import (
+    BlockOutcome,
+    OutcomeStatus,
+    RefineResult,
+    TokenTotals,
+    is_truncated,
+)
 from owlai_refine.retry import RetryClock, RunState, retrying
 from owlai_refine.routing import Endpoint, EndpointPool
 from owlai_refine.splice import splice
@@ -179,11 +191,9 @@ class _Run:
             self.log.debug(
                 "refine.block_text", block_id=block.id, original=block.text, reply=reply.content
             )
-        sent = BlockOutcome(
-            block_id=block.id,
-            kind=block.kind.value,
-            line_span=block.line_span,
-            status=OutcomeStatus.REFINED,
+        sent = _outcome(
+            block,
+            OutcomeStatus.REFINED,
             request_id=request_id,
             attempts=attempts,
             max_tokens=max_tokens,
@@ -200,7 +210,7 @@ class _Run:
         """The outcome of a reply: rejected, truncated, unchanged or refined."""
         if reply.stopped_early:
             return self.rejected(block, sent, (reply.stopped_early,))
-        if reply.finish_reason == "length" or reply.completion_tokens == sent.max_tokens:
+        if is_truncated(reply.finish_reason, reply.completion_tokens, sent.max_tokens):
             self.log.warning(
                 "refine.block_truncated",
                 block_id=block.id,
@@ -250,15 +260,20 @@ class _Run:
                 attempts=attempts,
                 error=error,
             )
-        return BlockOutcome(
-            block_id=block.id,
-            kind=block.kind.value,
-            line_span=block.line_span,
-            status=OutcomeStatus.FAILED,
+        return _outcome(
+            block,
+            OutcomeStatus.FAILED,
             reason=error,
             attempts=attempts,
             request_id=request_id,
         )
+
+
+def _outcome(block: Block, status: OutcomeStatus, **fields: Any) -> BlockOutcome:
+    """``block``'s outcome with its id, kind and line span filled in."""
+    return BlockOutcome(
+        block_id=block.id, kind=block.kind.value, line_span=block.line_span, status=status, **fields
+    )
 
 
 def _plan(doc: Document, config: RefineConfig) -> tuple[list[Block], dict[int, BlockOutcome]]:
@@ -266,20 +281,11 @@ def _plan(doc: Document, config: RefineConfig) -> tuple[list[Block], dict[int, B
     skipped: dict[int, BlockOutcome] = {}
     send: list[tuple[int, Block]] = []
     for block in doc.blocks:
-        reason: str | None = block.skip.value if block.skip else None
-        size = estimate_tokens(block.text)
-        if reason is None and size > config.max_block_tokens:
-            reason = SkipReason.TOO_LONG.value
+        reason = skip_reason(block, config.max_block_tokens)
         if reason is not None:
-            skipped[block.id] = BlockOutcome(
-                block_id=block.id,
-                kind=block.kind.value,
-                line_span=block.line_span,
-                status=OutcomeStatus.SKIPPED,
-                reason=reason,
-            )
+            skipped[block.id] = _outcome(block, OutcomeStatus.SKIPPED, reason=reason.value)
         else:
-            send.append((size, block))
+            send.append((estimate_tokens(block.text), block))
     if config.dispatch == "longest-first":  # the report is done when its slowest block is
         send.sort(key=lambda pair: (-pair[0], pair[1].id))
     return [b for _, b in send], skipped

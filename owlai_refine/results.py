@@ -7,7 +7,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["BlockOutcome", "OutcomeStatus", "RefineResult", "TokenTotals"]
+__all__ = ["BlockOutcome", "OutcomeStatus", "RefineResult", "TokenTotals", "is_truncated"]
 
 
 class OutcomeStatus(StrEnum):
@@ -28,6 +28,17 @@ class OutcomeStatus(StrEnum):
     FAILED = "failed"
     """No usable reply after retries, or never sent because the run stopped early; ``reason``
     holds the last error. Logged as an ERROR."""
+
+
+def is_truncated(
+    finish_reason: str | None, completion_tokens: int | None, max_tokens: int | None
+) -> bool:
+    """Whether a reply was cut by the output cap: ``finish_reason == "length"``, or it used
+    exactly the ``max_tokens`` asked for (some servers say ``stop`` then). The one rule for the
+    ``truncated`` outcome and for ``refine stats``' truncation rate."""
+    return finish_reason == "length" or (
+        completion_tokens is not None and completion_tokens == max_tokens
+    )
 
 
 class BlockOutcome(BaseModel):

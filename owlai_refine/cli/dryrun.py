@@ -6,7 +6,7 @@ from typing import TextIO
 
 from owlai_refine.blocks import Document
 from owlai_refine.config import RefineConfig
-from owlai_refine.prompt import estimate_tokens, max_tokens_for
+from owlai_refine.prompt import estimate_tokens, max_tokens_for, skip_reason
 
 __all__ = ["print_plan"]
 
@@ -19,14 +19,12 @@ def print_plan(doc: Document, config: RefineConfig, out: TextIO) -> int:
     sent = 0
     for block in doc.blocks:
         size = estimate_tokens(block.text)
-        reason = block.skip.value if block.skip else None
-        if reason is None and size > config.max_block_tokens:
-            reason = "too_long"
+        reason = skip_reason(block, config.max_block_tokens)
         if reason is None:
             sent += 1
             action = f"send (max_tokens {max_tokens_for(block, config.output)})"
         else:
-            action = f"skip: {reason}"
+            action = f"skip: {reason.value}"
         first, last = block.start + 1, block.end
         lines = str(first) if first == last else f"{first}-{last}"
         out.write(f"{block.id:>5}  {block.kind.value:<9}  {lines:<11}  {size:>7}  {action}\n")

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from owlai_refine.ops.ledger import CallRecord, LedgerRead
 from owlai_refine.ops.quantiles import quantiles
+from owlai_refine.results import is_truncated
 
 __all__ = [
     "QUANTILES",
@@ -54,8 +55,10 @@ class GroupStats(BaseModel):
     ``calls``: call lines (attempts, failed ones included); ``failed``: lines with ``error``;
     ``share_above``: threshold name (``"8K"`` ...) -> fraction (0..1) of calls with usage whose
     ``prompt_tokens`` exceeds it; ``finish_reasons``: reason -> count (failed attempts have none);
-    ``truncation_rate``: fraction of calls with a ``finish_reason`` whose reason is ``"length"``,
-    ``None`` when no call has one.
+    ``truncated``: calls cut by the output cap, by the refine's own rule
+    (:func:`owlai_refine.results.is_truncated`: ``"length"``, or exactly ``max_tokens`` used);
+    ``truncation_rate``: ``truncated`` over the calls with a ``finish_reason``, ``None`` when no
+    call has one.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -69,6 +72,7 @@ class GroupStats(BaseModel):
     cached_tokens_total: int
     share_above: dict[str, float]
     finish_reasons: dict[str, int]
+    truncated: int
     truncation_rate: float | None
 
 
@@ -97,6 +101,11 @@ def _group(model: str, backend: str, calls: Sequence[CallRecord]) -> GroupStats:
     outputs = [c.completion_tokens for c in calls if c.completion_tokens is not None]
     reasons = Counter(c.finish_reason for c in calls if c.finish_reason is not None)
     finished = sum(reasons.values())
+    truncated = sum(
+        c.finish_reason is not None
+        and is_truncated(c.finish_reason, c.completion_tokens, c.max_tokens)
+        for c in calls
+    )
     share = {
         name: (sum(p > limit for p in prompts) / len(prompts) if prompts else 0.0)
         for name, limit in THRESHOLDS.items()
@@ -111,7 +120,8 @@ def _group(model: str, backend: str, calls: Sequence[CallRecord]) -> GroupStats:
         cached_tokens_total=sum(c.cached_tokens or 0 for c in calls),
         share_above=share,
         finish_reasons=dict(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))),
-        truncation_rate=(reasons.get("length", 0) / finished) if finished else None,
+        truncated=truncated,
+        truncation_rate=(truncated / finished) if finished else None,
     )
 
 
@@ -164,7 +174,6 @@ def format_stats(stats: LedgerStats) -> str:
         if g.truncation_rate is None:
             lines.append("  truncation rate    n/a (no finish_reason)")
         else:
-            n_len = g.finish_reasons.get("length", 0)
             total = sum(g.finish_reasons.values())
-            lines.append(f"  truncation rate    {g.truncation_rate:.1%} ({n_len} of {total})")
+            lines.append(f"  truncation rate    {g.truncation_rate:.1%} ({g.truncated} of {total})")
     return "\n".join(lines)

@@ -111,3 +111,17 @@ def test_cli_usage_error_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 def test_cli_help_exit_0(capsys: pytest.CaptureFixture[str]) -> None:
     assert run_stats(["--help"]) == 0
     assert "usage: refine stats" in capsys.readouterr().out
+
+
+def test_a_reply_that_used_exactly_max_tokens_counts_as_truncated() -> None:
+    """The refine's own rule (``results.is_truncated``): a server may say ``stop`` at the cap."""
+    base = {"event": "refine.call", "model": "m", "backend": "cloud", "max_tokens": 64}
+    lines = [
+        json.dumps({**base, "finish_reason": "stop", "completion_tokens": 64}),
+        json.dumps({**base, "finish_reason": "stop", "completion_tokens": 20}),
+        json.dumps({**base, "finish_reason": "length", "completion_tokens": 64}),
+        json.dumps({**base, "finish_reason": "stop", "completion_tokens": 10}),
+    ]
+    g = ledger_stats(parse_ledger_lines(lines), files=1).groups[0]
+    assert g.truncated == 2
+    assert g.truncation_rate == pytest.approx(0.5)
