@@ -13,9 +13,10 @@
         ├── RetryableCallError      the failure is worth retrying (5xx, 429, timeout, connection)
         └── FatalCallError          retrying the same request cannot help (400, 404, 422)
 
-Only ``ConfigError``, ``InputError``, ``OutputError``, ``CassetteError`` and ``LimiterError``
-escape :func:`owlai_refine.refine`; per-block failures are recorded as ``failed`` outcomes and
-the block keeps its original text. The CLI maps each class to one exit code (see README).
+Only ``ConfigError``, ``InputError``, ``OutputError`` and ``CassetteError`` escape
+:func:`owlai_refine.refine`; per-block failures are recorded as ``failed`` outcomes and the block
+keeps its original text. A ``LimiterError`` stops the run without escaping it: the result comes
+back whole with ``stopped_by == "limiter"`` and every unsent block ``failed``. The CLI maps each class to one exit code (see README).
 """
 
 from __future__ import annotations

@@ -336,7 +336,7 @@ async def refine_document(
         async def one(block: Block) -> None:
             try:
                 outcomes[block.id] = await run.refine_block(block)
-            except RefineError as exc:  # AuthError, CassetteMissError, LimiterError: stop all
+            except RefineError as exc:  # AuthError, CassetteMissError: stop all
                 if state.fatal is None:
                     state.fatal = exc
                 state.stop(str(exc), by="fatal")
@@ -429,9 +429,9 @@ async def refine(
     Raises :class:`~owlai_refine.errors.ConfigError` (no usable model or endpoint),
     :class:`~owlai_refine.errors.AuthError` (401/403: raised at once, nothing more is sent),
     :class:`~owlai_refine.errors.CassetteMissError` (replay has no reply for a block),
-    :class:`~owlai_refine.errors.LocalModelError` (the embedded server cannot start),
-    :class:`~owlai_refine.errors.LimiterError` (the shared limiter failed; nothing was sent
-    without a slot).
+    :class:`~owlai_refine.errors.LocalModelError` (the embedded server cannot start).
+    A failed shared limiter (``LimiterError``) is not raised: nothing more is sent without a
+    slot, and the result comes back whole with ``stopped_by == "limiter"``.
     """
     config = config or RefineConfig()
     report_id = report_id or uuid.uuid4().hex[:12]

@@ -39,7 +39,7 @@ class RunState:
     """What stopped it: ``"connection_failures"`` (the breaker), ``"limiter"`` (the shared
     limiter failed) or ``"fatal"`` (an error that ends the run)."""
     fatal: RefineError | None = None
-    """An error that ends the whole run (AuthError, CassetteMissError, LimiterError)."""
+    """An error that ends the whole run and is raised after it (AuthError, CassetteMissError)."""
     stopped: anyio.Event = field(default_factory=anyio.Event)
     totals: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
