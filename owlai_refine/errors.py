@@ -16,7 +16,8 @@
 Only ``ConfigError``, ``InputError``, ``OutputError`` and ``CassetteError`` escape
 :func:`owlai_refine.refine`; per-block failures are recorded as ``failed`` outcomes and the block
 keeps its original text. A ``LimiterError`` stops the run without escaping it: the result comes
-back whole with ``stopped_by == "limiter"`` and every unsent block ``failed``. The CLI maps each class to one exit code (see README).
+back whole with ``stopped_by == "limiter"`` and every unsent block ``failed``. The CLI maps
+each class to one exit code (see README).
 """
 
 from __future__ import annotations

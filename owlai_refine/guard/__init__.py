@@ -58,7 +58,7 @@ from owlai_refine.guard.language import language_problem
 from owlai_refine.guard.repetition import RepetitionDetector, repetition_problem
 from owlai_refine.guard.structure import structure_problems
 from owlai_refine.guard.tokens import compare_tokens, protected_tokens
-from owlai_refine.guard.unwrap import strip_heading_echo, unwrap
+from owlai_refine.guard.unwrap import unwrap
 
 __all__ = [
     "MAX_REASONS",
@@ -137,9 +137,12 @@ def _cut_off(block_text: str, text: str) -> str | None:
 def check_reply(block: Block, reply: str, config: GuardConfig) -> Verdict:
     """Clean ``reply`` and decide whether it may replace ``block`` (see the module docstring
     for the checks and their reasons). Never raises for any reply text."""
-    text, removed = unwrap(reply, block.text, list_item=block.kind is BlockKind.LIST_ITEM)
-    text, echoed = strip_heading_echo(text, block.text, block.heading_path)
-    removed += echoed
+    text, removed = unwrap(
+        reply,
+        block.text,
+        list_item=block.kind is BlockKind.LIST_ITEM,
+        heading_path=block.heading_path,
+    )
     if not text:
         return Verdict(None, ("empty",), unwrapped=removed)
     if normalise_ws(text) == normalise_ws(block.text):

@@ -31,6 +31,9 @@ structure). The rules:
     whole reply, only when the reply holds exactly that pair more than the block does (and,
     for a quote that opens and closes alike, the first one inside opens a quotation rather
     than closing one).
+``heading_echo``
+    first or last lines that only repeat the headings the block sits under (``Title >
+    Section``), which the prompt names as its section; never a line the block itself has.
 ``list_marker``
     for a list item, a list marker (``- ``, ``* ``, ``+ ``, ``1. ``, ``1) ``) the model repeated at
     the start of its reply.
@@ -40,10 +43,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import partial
 
 from owlai_refine.prompt import SECTION_LABEL
 
-__all__ = ["PREAMBLE_PATTERNS", "UNWRAP_RULES", "strip_heading_echo", "tidy_lines", "unwrap"]
+__all__ = ["PREAMBLE_PATTERNS", "UNWRAP_RULES", "tidy_lines", "unwrap"]
 
 _THINK_BLOCK = re.compile(r"\A\s*<think>.*?</think>\s*", re.DOTALL | re.IGNORECASE)
 _THINK_OPEN = re.compile(r"\A\s*<think>", re.IGNORECASE)
@@ -210,16 +214,13 @@ def _heading_key(text: str) -> str:
     return " ".join(re.sub(r"[*_`#:]", " ", text).split()).casefold()
 
 
-def strip_heading_echo(
-    text: str, block_text: str, heading_path: tuple[str, ...]
-) -> tuple[str, tuple[str, ...]]:
-    """``(text, removed)``: ``text`` without first or last lines that only repeat headings the
-    block sits under (the prompt names them as the block's section, and small models echo
-    them, e.g. ``Report Title > Section``), unless the block itself has such a line.
-    ``removed`` is ``("heading_echo",)`` if a line went."""
+def _heading_echo(reply: str, block_text: str, heading_path: tuple[str, ...]) -> str | None:
+    """``reply`` without first or last lines that only repeat headings the block sits under
+    (the prompt names them as the block's section, and small models echo them, e.g.
+    ``Report Title > Section``), unless the block itself has such a line."""
     headings = {_heading_key(h) for h in heading_path if h.strip()}
     if not headings:
-        return text, ()
+        return None
     own = {_heading_key(line) for line in block_text.split("\n")}
 
     def echo(line: str) -> bool:
@@ -230,15 +231,13 @@ def strip_heading_echo(
         named = [p in headings for p in parts]
         return all(named) or (len(parts) > 1 and any(named))  # "Title > Invented" too
 
-    lines = text.split("\n")
-    removed = False
-    while len(lines) > 1 and echo(lines[0]):
-        lines.pop(0)
-        removed = True
-    while len(lines) > 1 and echo(lines[-1]):
-        lines.pop()
-        removed = True
-    return ("\n".join(lines), ("heading_echo",)) if removed else (text, ())
+    lines = reply.strip().split("\n")
+    start, end = 0, len(lines)
+    while end - start > 1 and echo(lines[start]):
+        start += 1
+    while end - start > 1 and echo(lines[end - 1]):
+        end -= 1
+    return "\n".join(lines[start:end]) if (start, end) != (0, len(lines)) else None
 
 
 def tidy_lines(text: str) -> str:
@@ -254,14 +253,22 @@ def tidy_lines(text: str) -> str:
     return "\n".join(lines)
 
 
-def unwrap(reply: str, block_text: str, *, list_item: bool) -> tuple[str, tuple[str, ...]]:
+def unwrap(
+    reply: str, block_text: str, *, list_item: bool, heading_path: tuple[str, ...] = ()
+) -> tuple[str, tuple[str, ...]]:
     """``(text, removed)``: ``reply`` without its wrappers, tidied with :func:`tidy_lines`, and
     the names of the rules that removed something, in order (a rule may apply more than once,
-    e.g. a preamble line before a fence). ``list_item`` enables the ``list_marker`` rule.
+    e.g. a preamble line before a fence). ``list_item`` enables the ``list_marker`` rule;
+    ``heading_path`` (the headings the block sits under) the ``heading_echo`` rule, which takes
+    off first or last lines that only repeat those headings.
 
     A block that starts with a Unicode space (a Japanese ``U+3000`` paragraph indent, which is
     part of the block's text, not of its prefix) gets it back in front of the tidied text."""
-    rules = [*UNWRAP_RULES, ("list_marker", _list_marker)] if list_item else list(UNWRAP_RULES)
+    rules = list(UNWRAP_RULES)
+    if heading_path:
+        rules.append(("heading_echo", partial(_heading_echo, heading_path=heading_path)))
+    if list_item:
+        rules.append(("list_marker", _list_marker))
     removed: list[str] = []
     text = reply
     for _ in range(4 * len(rules)):  # every rule shortens the text, so this always ends

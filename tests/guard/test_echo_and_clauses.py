@@ -37,6 +37,21 @@ def test_echoed_heading_lines_are_removed(reply: str) -> None:
     assert "heading_echo" in verdict.unwrapped
 
 
+@pytest.mark.parametrize(
+    "wrapped",
+    [
+        f"```markdown\n{BLOCK.text}\n```",
+        f"Here is the refined paragraph:\n\n{BLOCK.text}",
+    ],
+    ids=["fence", "preamble"],
+)
+def test_a_heading_echo_before_another_wrapper_is_removed_with_it(wrapped: str) -> None:
+    """The echo is one unwrap rule among the others, so it may come before any of them."""
+    verdict = check_reply(BLOCK, f"{TITLE} > Fireworks.ai Profile\n{wrapped}", GuardConfig())
+    assert verdict.unchanged and verdict.text == BLOCK.text
+    assert verdict.unwrapped[0] == "heading_echo"
+
+
 def test_a_block_that_itself_starts_with_its_heading_keeps_it() -> None:
     block = parse("# Summary\n\nSummary\nThe results were good and the team is happy.\n").blocks[0]
     verdict = check_reply(block, block.text, GuardConfig())
