@@ -25,6 +25,7 @@ from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from owlai_refine.blocks import Block, BlockKind, Document, Line, SkipReason
+from owlai_refine.markers import BARE_URL, CITATION, FOOTNOTE_REF
 
 __all__ = ["DEFAULT_REFERENCE_HEADINGS", "markdown_parser", "parse", "split_lines", "text_lines"]
 
@@ -42,10 +43,6 @@ a references section; every block under one is skipped."""
 _EOL = re.compile(r"\r\n|\r|\n")
 _BQ_MARKER = re.compile(r" {0,3}>")
 _LIST_MARKER = re.compile(r"[ \t]*(?:[-+*]|\d{1,9}[.)])")
-_CITATION = re.compile(
-    r"\[\d+(?:\s*[,\u2013-]\s*\d+)*\]|\u3010\d+(?:\u2020[^\u3011]*)?\u3011|\[\^[^\]\s]+\]"
-)
-_BARE_URL = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
 _DIRECTIVE_LINE = re.compile(r"^\s*(?::::+|\[\[[\w-]+\]\]\s*$)")
 _HEADING_NUMBERING = re.compile(r"^(?:[0-9]+(?:\.[0-9]+)*\.?|[ivxlcdm]+\.|[a-z]\.)\s+", re.I)
 _FRONT_MATTER_TITLE = re.compile(r"^title:\s*['\"]?(.+?)['\"]?\s*$", re.MULTILINE)
@@ -173,7 +170,9 @@ def _is_nothing_to_refine(inline: Token) -> bool:
             depth -= 1
         elif depth == 0 and child.type == "text":
             parts.append(child.content)
-    rest = _BARE_URL.sub(" ", _CITATION.sub(" ", " ".join(parts)))
+    rest = " ".join(parts)
+    for marker in (BARE_URL, CITATION, FOOTNOTE_REF):
+        rest = marker.sub(" ", rest)
     return not any(unicodedata.category(ch).startswith("L") for ch in rest)
 
 

@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from markdown_it.token import Token
 
 from owlai_refine.guard._md import parse_tokens
+from owlai_refine.markers import BARE_URL, CITATION, FOOTNOTE_REF
 
 __all__ = ["ProtectedTokens", "compare_tokens", "protected_tokens"]
 
@@ -63,15 +64,9 @@ KINDS = (
 _EMPHASIS = {"strong": "bold", "em": "italic", "s": "strikethrough"}
 
 _LATEX_MATH = re.compile(r"\\\((?P<a>.+?)\\\)|\\\[(?P<b>.+?)\\\]", re.DOTALL)
-_URL = re.compile(r"(?:(?:https?|ftp)://|www\.)[^\s<>\"'\u3000-\u303f\uff01-\uff0f\uff1a-\uff20]+")
 _URL_TRAILING = ".,;:!?*_~"
 _OPENING = {")": "(", "]": "[", "}": "{"}
 _ESCAPED = re.compile(r"\\\[\s*(?P<body>\^[^\]\s\\]+|\d+(?:\s*[,\u2013\u2014-]\s*\d+)*)\s*\\?\]")
-_CITATION = re.compile(
-    r"(?<!\\)\[\s*\d+(?:\s*[,\u2013\u2014-]\s*\d+)*\s*\]"
-    r"|\u3010\d+(?::\d+)?(?:\u2020[^\u3011\n]{0,40})?\u3011"
-)
-_FOOTNOTE = re.compile(r"(?<!\\)\[\^[^\]\s]+\]")
 _ALERT = re.compile(r"(?<!\\)\[![A-Za-z]+\]")
 _UNITS = (
     r"%|‰|[KMGTP]i?B(?:/s)?|[kKMGT]b(?:ps|/s)|[KMGTPkm]?Hz|[kMGT]?Wh?|[mµun]?s|ms|sec|mins?|hrs?"
@@ -191,9 +186,9 @@ def _scan_text(run: str, out: ProtectedTokens) -> None:
 
     run = cut(_ESCAPED, run, escaped)  # before math: ``\\[^2\\]`` is no ``\\[...\\]`` math
     run = cut(_LATEX_MATH, run, math)
-    run = cut(_URL, run, url)
-    run = cut(_CITATION, run, citation)
-    run = cut(_FOOTNOTE, run, footnote)
+    run = cut(BARE_URL, run, url)
+    run = cut(CITATION, run, citation)
+    run = cut(FOOTNOTE_REF, run, footnote)
     run = cut(_ALERT, run, alert)
     run = run.replace("\\", " ")  # what is left of escapes (``\$``) must not join numbers
     run = cut(_NUMBER, run, lambda m: out.add("number", _number_key(m), m.group().strip()))

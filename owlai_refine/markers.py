@@ -1,0 +1,28 @@
+"""The inline markers a report's facts hang on, as the one set of patterns shared by the parser
+(a block holding nothing else is not sent) and the guard (a reply must keep them all).
+
+Pure data, no IO (see ``tests/test_parse_skips.py`` and ``tests/guard/``). Each pattern matches the marker as written in Markdown source; a marker
+escaped with a backslash (``\\[1\\]``) is not one.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["BARE_URL", "CITATION", "FOOTNOTE_REF"]
+
+CITATION = re.compile(
+    r"(?<!\\)\[\s*\d+(?:\s*[,\u2013\u2014-]\s*\d+)*\s*\]"
+    r"|\u3010\d+(?::\d+)?(?:\u2020[^\u3011\n]{0,40})?\u3011"
+)
+"""A numeric citation: ``[3]``, ``[1, 2]``, ``[1-3]`` (hyphen, en or em dash), or a tool
+citation ``【4†source】`` / ``【4:1†source】``."""
+
+FOOTNOTE_REF = re.compile(r"(?<!\\)\[\^[^\]\s]+\]")
+"""A footnote reference: ``[^2]``, ``[^note]``."""
+
+BARE_URL = re.compile(
+    r"(?:(?:https?|ftp)://|www\.)[^\s<>\"'\u3000-\u303f\uff01-\uff0f\uff1a-\uff20]+", re.IGNORECASE
+)
+"""A URL written out in the text (``https://``, ``ftp://`` or ``www.``), up to whitespace, a
+quote, an angle bracket or CJK punctuation; the guard trims trailing sentence punctuation."""
