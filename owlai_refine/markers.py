@@ -1,8 +1,9 @@
 """The inline markers a report's facts hang on, as the one set of patterns shared by the parser
 (a block holding nothing else is not sent) and the guard (a reply must keep them all).
 
-Pure data, no IO (see ``tests/test_parse_skips.py`` and ``tests/guard/``). Each pattern matches the marker as written in Markdown source; a marker
-escaped with a backslash (``\\[1\\]``) is not one.
+Pure data, no IO (tested in ``tests/test_parse_skips.py`` and ``tests/guard/``). Each pattern
+matches the marker as written in Markdown source; a marker escaped with a backslash
+(``\\[1\\]``) is not one.
 """
 
 from __future__ import annotations
