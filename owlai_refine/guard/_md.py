@@ -9,13 +9,30 @@ tokens whose ``markup`` is their source form. The shared parser itself is never 
 
 from __future__ import annotations
 
+import re
+
 from markdown_it.rules_core import text_join
 from markdown_it.rules_core.state_core import StateCore
 from markdown_it.token import Token
 
+from owlai_refine.markers import BARE_URL
 from owlai_refine.parse import markdown_parser
 
-__all__ = ["parse_tokens"]
+__all__ = ["parse_tokens", "prose"]
+
+_NOT_PROSE = re.compile(
+    r"`[^`]*`"  # a code span
+    r"|\]\([^)\s]*\)"  # a link or image destination
+    r"|\$(?=\S)[^$\n]*?(?<=\S)\$(?!\d)"  # dollar math by the parser's rules: $5 and $6 is not
+    r"|\\\(.*?\\\)"  # \( ... \) math
+)
+
+
+def prose(text: str) -> str:
+    """``text`` with code spans, link and image destinations, inline math and bare URLs
+    blanked out: the words the language and content checks read. Dollar math follows the
+    shared parser's pandoc rules, so the text between two prices (``$5 ... $6``) stays prose."""
+    return BARE_URL.sub(" ", _NOT_PROSE.sub(" ", text))
 
 
 def parse_tokens(text: str) -> tuple[list[Token], dict[str, object]]:

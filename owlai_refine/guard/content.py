@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import re
 
+from owlai_refine.guard._md import prose
+
 __all__ = [
     "MAX_NEW",
     "MIN_DISTINCTIVE",
@@ -61,7 +63,6 @@ _CJK = r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7a3]"
 _WORD = re.compile(rf"{_CJK}+|[^\W\d_]+")
 _IS_CJK = re.compile(_CJK)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[\u3002\uff01\uff1f])")
-_IGNORED = re.compile(r"`[^`]*`|\]\([^)\s]*\)|https?://\S+|\$[^$\n]+\$")
 _STOP = frozenset(
     {
         "that", "this", "with", "from", "have", "been", "were", "which", "their", "there",
@@ -99,9 +100,9 @@ def _start(sentence: str, limit: int = 50) -> str:
 def lost_sentences(block_text: str, reply_text: str) -> list[str]:
     """``lost sentence "..."`` for each sentence of ``block_text`` that ``reply_text`` dropped
     (in block order); empty if every sentence is still there in some wording."""
-    sentences = [s for s in _SENTENCE.split(_IGNORED.sub(" ", block_text)) if s.strip()]
+    sentences = [s for s in _SENTENCE.split(prose(block_text)) if s.strip()]
     tokens = [content_tokens(s) for s in sentences]
-    kept = content_tokens(_IGNORED.sub(" ", reply_text))
+    kept = content_tokens(prose(reply_text))
     reasons: list[str] = []
     for i, sentence in enumerate(sentences):
         others: set[str] = set().union(*tokens[:i], *tokens[i + 1 :])
@@ -119,8 +120,8 @@ def lost_words(block_text: str, reply_text: str) -> str | None:
     copy edit changes many more bigrams than words), counted only for blocks with at least
     :data:`MIN_OVERALL` tokens of that kind: a dropped clause inside a sentence, which
     :func:`lost_sentences` lets through. ``None`` otherwise."""
-    before = _ordered_tokens(_IGNORED.sub(" ", block_text))
-    kept = content_tokens(_IGNORED.sub(" ", reply_text))
+    before = _ordered_tokens(prose(block_text))
+    kept = content_tokens(prose(reply_text))
     lost: list[str] = []
     for cjk, needed in ((False, MIN_KEPT_OVERALL), (True, MIN_KEPT)):
         tokens = {t: w for t, w in before.items() if bool(_IS_CJK.match(t)) is cjk}
@@ -138,8 +139,8 @@ def lost_words(block_text: str, reply_text: str) -> str | None:
 def added_words(block_text: str, reply_text: str) -> str | None:
     """``added words "<new tokens>"`` if more than :data:`MAX_NEW` of the reply's content
     tokens (and at least :data:`MIN_NEW`) are not in ``block_text``; else ``None``."""
-    before = content_tokens(_IGNORED.sub(" ", block_text))
-    after = _ordered_tokens(_IGNORED.sub(" ", reply_text))
+    before = content_tokens(prose(block_text))
+    after = _ordered_tokens(prose(reply_text))
     new = [word for token, word in after.items() if token not in before]
     if len(new) >= MIN_NEW and len(new) > MAX_NEW * len(after):
         shown = ", ".join(new[:6]) + (", \u2026" if len(new) > 6 else "")

@@ -18,14 +18,15 @@ the reply (a Korean block answered in English) or Kana appeared or vanished betw
 ``zh`` (a Japanese block answered in Chinese, or a Chinese block answered in Japanese). The "less
 than half" margin keeps a mixed block (a Chinese sentence full of English terms, Han share 0.42)
 from being rejected for a small shift. Blocks with fewer than :data:`MIN_LETTERS` letters are not
-judged. Letters inside code, URLs and math are ignored (``tokens`` strips them first).
+judged. Letters inside code, URLs and math are ignored (``_md.prose`` blanks them first).
 """
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections import Counter
+
+from owlai_refine.guard._md import prose
 
 __all__ = ["CJK_WEIGHT", "MIN_LETTERS", "language_label", "language_problem", "script_shares"]
 
@@ -58,7 +59,6 @@ _RANGES: tuple[tuple[int, int, str], ...] = (
     (0x20000, 0x3134F, "han"),
 )
 _CJK = frozenset({"hangul", "kana", "han"})
-_IGNORED = re.compile(r"`[^`]*`|https?://\S+|\]\([^)\s]*\)|\$[^$\n]+\$|\\\(.*?\\\)")
 
 
 def _script(ch: str) -> str:
@@ -75,7 +75,7 @@ def script_shares(text: str) -> tuple[dict[str, float], int]:
     # each distinct character is classified once (a reply has a few dozen, over hundreds of
     # letters); scripts still enter in the order of their first letter
     counts: Counter[str] = Counter()
-    for ch, n in Counter(_IGNORED.sub(" ", text)).items():
+    for ch, n in Counter(prose(text)).items():
         if unicodedata.category(ch)[0] == "L":
             counts[_script(ch)] += n
     weights = {k: v * (CJK_WEIGHT if k in _CJK else 1) for k, v in counts.items()}

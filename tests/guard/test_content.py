@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from owlai_refine.config import GuardConfig
+from owlai_refine.guard import check_reply
+from owlai_refine.guard._md import prose
 from owlai_refine.guard.content import added_words, content_tokens, lost_sentences
+from owlai_refine.parse import parse
 
 
 def test_content_tokens() -> None:
@@ -43,3 +47,35 @@ def test_lost_sentences(block: str, reply: str, lost: list[str]) -> None:
 )  # fmt: skip
 def test_added_words(block: str, reply: str, added: str | None) -> None:
     assert added_words(block, reply) == (None if added is None else f"added words {added}")
+
+
+BETWEEN_PRICES = (
+    "The base model costs $749.99 and ships with a steel frame, a quiet fan and a two-year "
+    "warranty, while the pro model costs $1,999.99."
+)
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        ("The base model costs $749.99, while the pro model costs $1,999.99.", "lost sentence"),
+        (
+            "The base model costs $749.99 and ships as a cheap toy edition with plastic housing "
+            "and no warranty whatsoever, while the pro model costs $1,999.99.",
+            "added words",
+        ),
+    ],
+)
+def test_the_words_between_two_prices_are_prose_not_math(reply: str, reason: str) -> None:
+    """``$749.99 ... $1,999.99`` is not dollar math (the parser's pandoc rules), so a clause
+    dropped or invented between two prices is seen."""
+    block = parse(f"# T\n\n{BETWEEN_PRICES}\n").blocks[0]
+    verdict = check_reply(block, reply, GuardConfig())
+    assert verdict.text is None
+    assert any(r.startswith(reason) for r in verdict.reasons)
+
+
+def test_dollar_math_is_still_not_prose() -> None:
+    assert prose("Area $x^2$ grows; it costs $5 and $6.").split() == [
+        "Area", "grows;", "it", "costs", "$5", "and", "$6."
+    ]  # fmt: skip

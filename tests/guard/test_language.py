@@ -69,11 +69,10 @@ def _shares_per_letter(text: str) -> tuple[dict[str, float], int]:
     import unicodedata  # noqa: PLC0415 - only this reference needs it
     from collections import Counter  # noqa: PLC0415
 
-    from owlai_refine.guard.language import _IGNORED, _script  # noqa: PLC0415
+    from owlai_refine.guard._md import prose  # noqa: PLC0415
+    from owlai_refine.guard.language import _script  # noqa: PLC0415
 
-    counts = Counter(
-        _script(ch) for ch in _IGNORED.sub(" ", text) if unicodedata.category(ch)[0] == "L"
-    )
+    counts = Counter(_script(ch) for ch in prose(text) if unicodedata.category(ch)[0] == "L")
     weights = {k: v * (3 if k in {"hangul", "kana", "han"} else 1) for k, v in counts.items()}
     total = sum(weights.values())
     if not total:
