@@ -165,7 +165,7 @@ WHERE: list[tuple[str, ...]] = [
     ("openai create(): build + send the request", "completions/completions.py", "create"),
     ("  of which: param transform", "_utils/_transform.py", "async_maybe_transform"),
     ("  of which: ReplayTransport lookup", "owlai_refine/cassette.py", "_answer"),
-    ("read the streamed reply (_sse_json)", "owlai_refine/call.py", "_sse_json"),
+    ("read the streamed reply (openai AsyncStream)", "openai/_streaming.py", "__stream__"),
     ("guard: check_reply", "owlai_refine/guard/__init__.py", "check_reply"),
     ("guard: watchdog_for (block baseline)", "owlai_refine/guard/__init__.py", "watchdog_for"),
     (
