@@ -10,7 +10,8 @@ Output goes to stdout; errors are one line on stderr, never a traceback. Exit co
 2     usage or configuration error (bad flag, model not served, matplotlib missing)
 3     unreadable input: a ledger or server log that cannot be read, a server that cannot
       be reached or answers garbage
-4     ``doctor`` only: at least one check failed
+4     ``doctor``: at least one check failed; ``bench``: its ``--plot`` file cannot be written
+      (checked before the sweep)
 ====  ==============================================================================
 """
 
@@ -28,7 +29,9 @@ from typing import NoReturn
 import anyio
 import httpx2
 
-from owlai_refine.errors import ConfigError, InputError, OutputError
+from owlai_refine.cli import Exit
+from owlai_refine.cli.files import check_writable
+from owlai_refine.errors import ConfigError, InputError, RefineError
 from owlai_refine.ops.bench import BenchOptions, BenchResult, run_bench_async
 from owlai_refine.ops.benchfmt import format_result
 from owlai_refine.ops.doctor import Check, DoctorInput, checks_json, format_checks, run_checks
@@ -64,18 +67,15 @@ def _guard(prog: str, body: Callable[[], int]) -> int:
         return body()
     except SystemExit as exc:  # --help / --version from argparse
         return exc.code if isinstance(exc.code, int) else 0
-    except ConfigError as exc:
+    except RefineError as exc:  # the same codes as refine itself (cli.Exit)
         _err(f"{prog}: error: {exc}")
-        return 2
-    except (InputError, OutputError) as exc:
-        _err(f"{prog}: error: {exc}")
-        return 3
+        return Exit.for_error(exc)
     except KeyboardInterrupt:
         _err(f"{prog}: interrupted")
-        return 130
+        return Exit.INTERRUPTED
     except Exception as exc:  # the last line of defence: one line, exit 1
         _err(f"{prog}: internal error (a bug, please report): {type(exc).__name__}: {exc}")
-        return 1
+        return Exit.BUG
 
 
 def _int_list(text: str) -> list[int]:
@@ -271,8 +271,10 @@ def _bench(argv: list[str]) -> int:
             raise ConfigError(f"--{flag.replace('_', '-')} must be at least 1")
     if not 0 <= args.margin < 1:
         raise ConfigError("--margin must be a fraction in [0, 1)")
-    if args.plot and importlib.util.find_spec("matplotlib") is None:
-        raise ConfigError("--plot needs matplotlib: pip install 'owlai-refine[bench]'")
+    if args.plot:  # before the sweep, which can take an hour
+        if importlib.util.find_spec("matplotlib") is None:
+            raise ConfigError("--plot needs matplotlib: pip install 'owlai-refine[bench]'")
+        check_writable(args.plot)
     opts = BenchOptions(
         base_url=args.base_url,
         model=args.model,
@@ -299,7 +301,7 @@ def _bench(argv: list[str]) -> int:
         return await run_bench_async(opts, lambda line: _err("refine bench: " + line))
 
     result = anyio.run(go)
-    if args.plot:
-        plot_points(result.points, args.plot, f"refine bench: {result.model} @ {result.base_url}")
     _out(result.model_dump_json(indent=2) if args.json else format_result(result))
+    if args.plot:  # after the figures are out: a failed plot loses nothing
+        plot_points(result.points, args.plot, f"refine bench: {result.model} @ {result.base_url}")
     return 0

@@ -96,6 +96,20 @@ def test_text_report_and_plot(
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_an_unwritable_plot_is_refused_before_the_sweep(
+    stub: Stub, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "missing-dir" / "bench.png"
+    argv = ["--base-url", stub.url, "--model", "smollm2", "--input-tokens", "60",
+            "--output-tokens", "4", "--concurrency", "1", "--repeats", "1",
+            "--plot", str(png)]  # fmt: skip
+    assert run_bench(argv) == 4  # Exit.OUTPUT, as for refine -o
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "does not exist" in err
+    assert stub.state.requests == []  # no chat request was sent
+
+
 def test_cross_check_with_a_fake_vllm(
     stub: Stub, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
