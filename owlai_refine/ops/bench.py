@@ -21,6 +21,7 @@ import httpx2
 import openai
 from pydantic import BaseModel, ConfigDict
 
+from owlai_refine.config import redact_url
 from owlai_refine.errors import ConfigError
 from owlai_refine.ops.benchplan import (
     TokenCounterClient,
@@ -313,7 +314,7 @@ async def run_bench_async(opts: BenchOptions, say: Progress) -> BenchResult:
             await client.close()
     t_end = time.perf_counter()
     return BenchResult(
-        base_url=ep.v1,
+        base_url=str(redact_url(ep.v1)),
         model=opts.model,
         max_model_len=max_len,
         kv_capacity_tokens=cap,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import httpx2
 
+from owlai_refine.config import redact_url
 from owlai_refine.errors import ConfigError, InputError
 from owlai_refine.ops.metrics import Metrics, MetricsParseError, parse_metrics
 
@@ -30,11 +31,13 @@ __all__ = [
 
 class ServerError(InputError):
     """Raised when the server cannot be reached, answers an error status, or answers a body
-    that is not what the endpoint promises. ``url`` names the request."""
+    that is not what the endpoint promises. ``url`` names the request, without any
+    ``user:password@`` or query string, in ``url`` and in the message alike."""
 
     def __init__(self, message: str, *, url: str) -> None:
-        super().__init__(message)
-        self.url = url
+        shown = str(redact_url(url))
+        super().__init__(message.replace(url, shown))
+        self.url = shown
 
 
 @dataclass(frozen=True, slots=True)

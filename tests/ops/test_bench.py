@@ -171,3 +171,12 @@ def test_usage_errors_exit_2(extra: list[str], capsys: pytest.CaptureFixture[str
     err = capsys.readouterr().err
     assert err.startswith("refine bench: error: ")
     assert err.count("\n") == 1
+
+
+def test_credentials_in_the_url_are_not_shown(
+    dead_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    secret_url = dead_url.replace("http://", "http://user:s3cret@")
+    assert run_bench(["--base-url", secret_url, "--model", "m", "--input-tokens", "60"]) == 3
+    err = capsys.readouterr().err
+    assert "cannot reach" in err and "s3cret" not in err and "user" not in err
