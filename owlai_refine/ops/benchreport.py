@@ -202,41 +202,34 @@ def find_knee(pts: Sequence[Point], margin: float = 0.05) -> Knee:
     knee = next(p for p in ranked if tps(p) >= (1 - margin) * tps(best))
     later = [p for p in ranked if p.concurrency > knee.concurrency]
     nxt = later[0] if later else None
-    if nxt is None:
-        return Knee(
-            input_tokens=knee.input_tokens,
-            margin=margin,
-            concurrency=knee.concurrency,
-            best_concurrency=best.concurrency,
-            best_output_tokens_per_s=tps(best),
-            next_concurrency=None,
-            throughput_change=None,
-            ttft_change=None,
-            decode_speed_change=None,
-            sentence=f"knee at {knee.concurrency}, the largest concurrency swept: sweep higher "
-            "to see the cost of the next step",
-        )
-    thr = _change(tps(nxt), tps(knee))
-    ttft = _change(nxt.median("ttft_p50_s"), knee.median("ttft_p50_s"))
-    tpot_k, tpot_n = knee.median("tpot_p50_s"), nxt.median("tpot_p50_s")
-    decode = None if not tpot_k or not tpot_n else tpot_k / tpot_n - 1
 
     def pct(x: float | None) -> str:
         if x is None:
             return "n/a"
         return "+0%" if round(x * 100) == 0 else f"{x:+.0%}"
 
-    sentence = (
-        f"{knee.concurrency} -> {nxt.concurrency}: {pct(thr)} throughput, {pct(ttft)} TTFT, "
-        f"{pct(decode)} per-request decode speed"
-    )
+    thr = ttft = decode = None
+    if nxt is None:
+        sentence = (
+            f"knee at {knee.concurrency}, the largest concurrency swept: sweep higher "
+            "to see the cost of the next step"
+        )
+    else:
+        thr = _change(tps(nxt), tps(knee))
+        ttft = _change(nxt.median("ttft_p50_s"), knee.median("ttft_p50_s"))
+        tpot_k, tpot_n = knee.median("tpot_p50_s"), nxt.median("tpot_p50_s")
+        decode = None if not tpot_k or not tpot_n else tpot_k / tpot_n - 1
+        sentence = (
+            f"{knee.concurrency} -> {nxt.concurrency}: {pct(thr)} throughput, {pct(ttft)} TTFT, "
+            f"{pct(decode)} per-request decode speed"
+        )
     return Knee(
         input_tokens=knee.input_tokens,
         margin=margin,
         concurrency=knee.concurrency,
         best_concurrency=best.concurrency,
         best_output_tokens_per_s=tps(best),
-        next_concurrency=nxt.concurrency,
+        next_concurrency=nxt.concurrency if nxt is not None else None,
         throughput_change=thr,
         ttft_change=ttft,
         decode_speed_change=decode,

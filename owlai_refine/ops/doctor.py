@@ -154,13 +154,16 @@ def _spec_check(log: ServerLog | None) -> Check:
 
 
 def check_server_log(
-    log: ServerLog | None, max_model_len: int | None, concurrency: int
+    log: ServerLog | None,
+    max_model_len: int | None,
+    concurrency: int,
+    metrics: Metrics | None = None,
 ) -> list[Check]:
-    """The checks that read only the log (and /v1/models' ``max_model_len``): override,
-    kv-concurrency (log part), max-num-seqs, speculative. Pure."""
+    """The checks that read the log (and /v1/models' ``max_model_len``, and ``/metrics`` for
+    the KV capacity when given): override, kv-concurrency, max-num-seqs, speculative. Pure."""
     return [
         _override_check(log),
-        _kv_check(log, None, max_model_len, concurrency),
+        _kv_check(log, metrics, max_model_len, concurrency),
         _seqs_check(log, concurrency),
         _spec_check(log),
     ]
@@ -231,10 +234,7 @@ async def run_checks(inp: DoctorInput, http: httpx2.AsyncClient) -> list[Check]:
     except ServerError:
         metrics = None
     n = chosen.max_model_len if chosen is not None else None
-    checks.append(_override_check(inp.log))
-    checks.append(_kv_check(inp.log, metrics, n, inp.concurrency))
-    checks.append(_seqs_check(inp.log, inp.concurrency))
-    checks.append(_spec_check(inp.log))
+    checks += check_server_log(inp.log, n, inp.concurrency, metrics)
     if chosen is None:
         checks.append(Check("request-id", "fail", "skipped: no model to send to"))
     else:
