@@ -24,6 +24,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter, deque
+from collections.abc import Mapping
+from functools import lru_cache
+from types import MappingProxyType
 
 __all__ = ["MAX_UNIT", "RepetitionDetector", "repetition_problem", "units"]
 
@@ -106,12 +109,7 @@ class RepetitionDetector:
         )
         self.fired: str | None = None
         """The reason, once a loop has been seen (then further feeds return it at once)."""
-        self._baseline: Counter[tuple[str, ...]] = Counter()
-        if baseline:
-            probe = RepetitionDetector(threshold, window)
-            probe._push_all(units(baseline))
-            for watch in probe._watch:
-                self._baseline.update(watch.counts)
+        self._baseline = _phrase_counts(baseline, window) if baseline else {}
 
     @property
     def counts(self) -> Counter[tuple[str, ...]]:
@@ -129,7 +127,7 @@ class RepetitionDetector:
                 if found is None or self.fired is not None:
                     continue
                 phrase, seen = found
-                if seen >= watch.threshold and seen > self._baseline[phrase]:
+                if seen >= watch.threshold and seen > self._baseline.get(phrase, 0):
                     self.fired = f'repetition: phrase x{seen} "{_short(" ".join(phrase))}"'
         return self.fired
 
@@ -155,6 +153,21 @@ class RepetitionDetector:
         chunk = text[self._pos : end]
         self._pos = end
         return self._push_all(units(chunk))
+
+
+@lru_cache(maxsize=64)
+def _phrase_counts(text: str, window: int) -> Mapping[tuple[str, ...], int]:
+    """How often each phrase of either watched length occurs in ``text``: a block's baseline,
+    computed once per block although each attempt's watchdog and the final check need it."""
+    watch = (
+        _Phrases(float(window), 0),
+        _Phrases(float(window * RepetitionDetector.LONG_FACTOR), 0),
+    )
+    for unit in units(text):
+        weight = _weight(unit)
+        for phrases in watch:
+            phrases.push(unit, weight)
+    return MappingProxyType(watch[0].counts + watch[1].counts)
 
 
 def _sentences(text: str) -> list[str]:
