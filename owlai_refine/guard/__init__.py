@@ -75,7 +75,7 @@ MAX_REASONS = 12
 """At most this many reasons are returned; the last then says how many more there were."""
 
 _FINAL_PUNCT = tuple(".!?\u3002\uff01\uff1f")  # and the ideographic full stop, !, ?
-_CUT_ENDING = re.compile(r"[\w/(\[{<,;:]\Z")
+_CUT_ENDING = re.compile(r"(?:[^\W_]|[/(\[{<,;:])\Z")  # a letter or digit (not "_"), or an opener
 _MORE = re.compile(r"^and \d+ more$")
 _GROUP = re.compile(
     r"^(?:(?:lost|added|changed|escaped) \w+|structure|repetition|too short|too long|cut off"
@@ -129,7 +129,7 @@ def _cut_off(block_text: str, text: str) -> str | None:
     block ended a sentence: the tell-tale of a reply cut short that still says ``stop``."""
     if not block_text.rstrip().endswith(_FINAL_PUNCT):
         return None
-    if _CUT_ENDING.search(text) and not text.endswith(("**", "*", "_", "`", "$")):
+    if _CUT_ENDING.search(text):
         return f'cut off: ends "{normalise_ws(text[-24:])}"'
     return None
 
