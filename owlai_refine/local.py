@@ -186,16 +186,15 @@ async def local_server(slots: int = 4, *, startup_timeout_s: float = 120.0) -> A
         yield base_url
     finally:
         with anyio.CancelScope(shield=True):
-            crashed = proc.returncode is not None
-            if not crashed:
+            if proc.returncode is None:  # still up: stop it; a clean stop leaves nothing
                 proc.terminate()
                 with anyio.move_on_after(5.0) as wait:
                     await proc.wait()
                 if wait.cancelled_caught:
                     proc.kill()
                     await proc.wait()
-            if not crashed:  # a clean run leaves nothing behind; a crash keeps its log
                 log_path.unlink(missing_ok=True)
+            # else it crashed: its log stays, and the errors name it
 
 
 if __name__ == "__main__":  # ``python -m owlai_refine.local``: fetch the model now, print its path
