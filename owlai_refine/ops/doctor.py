@@ -73,6 +73,13 @@ def _override_check(log: ServerLog | None) -> Check:
     if log is None:
         return Check("override", "warn", "skipped: needs --server-log")
     ovr = log.sampling_overrides
+    if ovr is None and log.override_source is not None:
+        return Check(
+            "override",
+            "warn",
+            f"the log's override line (from {log.override_source}) holds no readable dict "
+            "(not a Python literal): check presence_penalty and max_tokens by hand",
+        )
     if ovr is None:
         return Check(
             "override",

@@ -64,6 +64,19 @@ def test_override_dropped_is_named() -> None:
     assert "dropped" in check.detail
 
 
+def test_an_unreadable_override_line_warns_instead_of_claiming_no_line() -> None:
+    text = (
+        "Default vLLM sampling parameters have been overridden by the model's "
+        "`generation_config.json`: `{'max_tokens': 48, 'stop': <object at 0x7f>}`. "
+        "If this is not intended...\n"
+    )
+    log = parse_server_log(text)
+    assert log.notes == ["sampling override dict is not a Python literal"]
+    check = check_server_log(log, 4096, 4)[0]
+    assert check.status == "warn"
+    assert "no readable dict" in check.detail
+
+
 def test_no_override_line_fails() -> None:
     check = check_server_log(parse_server_log("nothing here\n"), 4096, 4)[0]
     assert check.status == "fail"
