@@ -50,7 +50,7 @@ from owlai_refine import RefineConfig, parse
 from owlai_refine.blocks import Document
 from owlai_refine.cassette import RecordingTransport, ReplayTransport
 from owlai_refine.limiter import reset_limiters
-from owlai_refine.refine import refine_document
+from owlai_refine.orchestrate import refine_document
 
 BASE_URL = "http://replay.invalid/v1"
 MODEL = "replay"
@@ -176,8 +176,8 @@ WHERE: list[tuple[str, ...]] = [
         "_streamed",
     ),
     ("tenacity AsyncRetrying per block", "owlai_refine/retry.py", "retrying"),
-    ("refine.call log line", "owlai_refine/refine.py", "log_call"),
-    ("splice", "owlai_refine/splice.py", "splice"),
+    ("refine.call log line", "owlai_refine/orchestrate.py", "log_call"),
+    ("splice", "owlai_refine/splicer.py", "splice"),
 ]
 
 

@@ -28,7 +28,7 @@ import anyio
 import structlog
 
 from owlai_refine import Backend, RefineConfig, RefineError, RetryPolicy, parse, refine
-from owlai_refine.cli import Exit
+from owlai_refine.exit_codes import Exit
 from owlai_refine.limiter import reset_limiters
 from owlai_refine.results import OutcomeStatus
 from owlai_refine.verify import changed_outside_blocks

@@ -32,8 +32,8 @@ from benchmarks._common import print_table, read_report, report_paths
 from owlai_refine import OutputBudget, RefineConfig, parse
 from owlai_refine.blocks import Document, SkipReason
 from owlai_refine.limiter import reset_limiters
+from owlai_refine.orchestrate import refine_document
 from owlai_refine.prompt import build_messages, estimate_tokens, report_context
-from owlai_refine.refine import refine_document
 
 _METRIC = re.compile(
     r"^(vllm:prefix_cache_(?:hits|queries)_total)(?:\{[^}]*\})? ([0-9.e+]+)$", re.M

@@ -36,7 +36,7 @@ from owlai_refine import RefineConfig, RefineResult, parse, refine
 from owlai_refine.limiter import reset_limiters
 
 # the module, not the function that the package exports under the same name
-refine_module = importlib.import_module("owlai_refine.refine")
+refine_module = importlib.import_module("owlai_refine.orchestrate")
 
 
 def _paragraph(report_prefix: str, min_chars: int) -> str:

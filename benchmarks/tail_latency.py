@@ -39,8 +39,8 @@ from benchmarks._server import MODEL, ServerProcess
 from owlai_refine import RefineConfig, parse
 from owlai_refine.blocks import Document
 from owlai_refine.limiter import reset_limiters
+from owlai_refine.orchestrate import _plan, refine_document
 from owlai_refine.prompt import build_messages, estimate_tokens, report_context
-from owlai_refine.refine import _plan, refine_document
 
 DISPATCHES = ("longest-first", "document")
 

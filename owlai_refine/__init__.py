@@ -2,12 +2,12 @@
 
 The pipeline, one module per stage::
 
-    parse      report text -> Document of blocks (paragraphs, list items) with source spans
+    parser     report text -> Document of blocks (paragraphs, list items) with source spans
     prompt     block -> chat messages (stable prefix first) and its max_tokens
     call       one request to the OpenAI-compatible server -> Reply
     guard      Reply -> cleaned text, or the reasons it may not replace the block
-    splice     Document + new block texts -> report text, byte-exact outside those blocks
-    refine     all of it, longest blocks first, behind the endpoint's slot limiter
+    splicer    Document + new block texts -> report text, byte-exact outside those blocks
+    orchestrate  all of it, longest blocks first, behind the endpoint's slot limiter
 
 Library use::
 
@@ -31,10 +31,10 @@ from owlai_refine.errors import (
     OutputError,
     RefineError,
 )
-from owlai_refine.parse import parse
-from owlai_refine.refine import refine, refine_sync
+from owlai_refine.orchestrate import refine, refine_sync
+from owlai_refine.parser import parse
 from owlai_refine.results import BlockOutcome, OutcomeStatus, RefineResult, TokenTotals
-from owlai_refine.splice import splice
+from owlai_refine.splicer import splice
 
 __all__ = [
     "AuthError",

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 
 from owlai_refine.blocks import Document
 from owlai_refine.guard.tokens import protected_tokens
-from owlai_refine.parse import split_lines, text_lines
+from owlai_refine.parser import split_lines, text_lines
 
 __all__ = ["changed_outside_blocks", "token_drift"]
 

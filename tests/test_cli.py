@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from owlai_refine import __version__
-from owlai_refine.cli import Exit, main
+from owlai_refine.cli import Exit, main, split_command
 from owlai_refine.limiter import reset_limiters
 from tests.support.fake_openai import FakeOpenAI, Fault
 
@@ -276,3 +276,26 @@ def test_missing_local_extra_says_how_to_install_it(
     assert main([str(report)]) == Exit.CONFIG
     err = capsys.readouterr().err
     assert "pip install 'owlai-refine[local]'" in err and "--base-url" in err
+
+
+@pytest.mark.parametrize("spelling", [["./stats"], ["--", "stats"]])
+def test_a_report_named_like_a_command_is_refined(
+    tmp_path: Path,
+    server: FakeOpenAI,
+    spelling: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    write(tmp_path, "stats", TEXT)
+    monkeypatch.chdir(tmp_path)
+    # options first: after ``--`` everything is the report, as with git
+    assert main(["--base-url", server.base_url, "-o", "out.md", *spelling]) == Exit.OK
+    assert (tmp_path / "out.md").read_bytes() == polish(TEXT).encode()
+
+
+def test_the_command_word_runs_the_command(tmp_path: Path) -> None:
+    log = write(tmp_path, "run.jsonl", "")
+    assert split_command(["stats", str(log), "--json"]) == ("stats", [str(log), "--json"])
+    assert split_command(["--", "stats"]) == (None, ["--", "stats"])
+    assert split_command(["./stats"]) == (None, ["./stats"])
+    assert main(["stats", str(log)]) == Exit.INPUT  # a ledger with no refine.call line

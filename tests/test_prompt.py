@@ -7,7 +7,7 @@ import pytest
 from owlai_refine.blocks import Block, Document
 from owlai_refine.config import GuardConfig, OutputBudget
 from owlai_refine.guard import check_reply
-from owlai_refine.parse import parse
+from owlai_refine.parser import parse
 from owlai_refine.prompt import (
     EXAMPLE_REPLY,
     EXAMPLE_REQUEST,

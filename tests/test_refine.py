@@ -213,7 +213,7 @@ async def test_a_broken_splice_returns_the_source_untouched(
 ) -> None:
     """The byte-exact check after splicing is a safety net: if the splicer ever broke a line
     outside the refined blocks, the run keeps the whole source rather than a damaged report."""
-    refine_module = importlib.import_module("owlai_refine.refine")  # the package's `refine`
+    refine_module = importlib.import_module("owlai_refine.orchestrate")  # the package's `refine`
     real = refine_module.splice
     monkeypatch.setattr(refine_module, "splice", lambda doc, new: real(doc, new) + "junk")
     text = report(3)

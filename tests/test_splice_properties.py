@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from owlai_refine.blocks import Document
-from owlai_refine.parse import parse, split_lines
-from owlai_refine.splice import splice
+from owlai_refine.parser import parse, split_lines
+from owlai_refine.splicer import splice
 from tests.support.reports import shared_reports
 
 FIXTURE_MARKDOWN = sorted(Path(__file__).resolve().parents[1].joinpath("fixtures").glob("*/*.md"))

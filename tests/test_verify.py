@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from owlai_refine.parse import parse
-from owlai_refine.splice import splice
+from owlai_refine.parser import parse
+from owlai_refine.splicer import splice
 from owlai_refine.verify import changed_outside_blocks
 
 SOURCE = "# Title\r\n\r\nFirst paragraph.\r\n\r\n- item one\r\n- item two\r\n"

@@ -2,6 +2,7 @@
 
     refine REPORT.md [-o OUT.md] [--base-url URL] [--model NAME] [--backend cloud|self-hosted]
     refine stats|bench|doctor ...      operator tools (see ``refine stats --help``)
+    refine -- stats                    refine a report named like a command (or ./stats)
 
 Errors are one line on stderr and an exit code (:class:`Exit`), never a traceback.
 """
@@ -9,12 +10,10 @@ Errors are one line on stderr and an exit code (:class:`Exit`), never a tracebac
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from enum import IntEnum
 from pathlib import Path
 from typing import TextIO
 
@@ -35,72 +34,46 @@ from owlai_refine.cli.files import (
 )
 from owlai_refine.cli.logs import configure_json_logging
 from owlai_refine.config import Backend, RefineConfig
-from owlai_refine.errors import (
-    CassetteError,
-    ConfigError,
-    InputError,
-    LimiterError,
-    OutputError,
-    RefineError,
-)
-from owlai_refine.parse import parse
-from owlai_refine.refine import refine
+from owlai_refine.errors import CassetteError, ConfigError, OutputError, RefineError
+from owlai_refine.exit_codes import Exit
+from owlai_refine.orchestrate import refine
+from owlai_refine.parser import parse
 from owlai_refine.results import RefineResult
 
-__all__ = ["Exit", "main"]
+__all__ = ["COMMANDS", "Exit", "main", "split_command"]
 
 _log = structlog.get_logger("owlai_refine")
 
 
-class Exit(IntEnum):
-    """The exit codes of ``refine`` (also listed in the README)."""
-
-    OK = 0
-    """The report was written; every block is refined, unchanged, skipped, truncated or
-    rejected (the last two keep their text and are logged as WARNINGs)."""
-    BUG = 1
-    """An unexpected internal error (please report it)."""
-    CONFIG = 2
-    """Bad flags or settings, no usable model, or credentials refused (401/403)."""
-    INPUT = 3
-    """The report cannot be read: missing, a directory, binary, not UTF-8, too large."""
-    OUTPUT = 4
-    """The output cannot be written (nothing was written; the input is untouched)."""
-    PARTIAL = 5
-    """The whole report was written, but some blocks failed (kept their text; see the log's
-    ``refine.done`` line for each one)."""
-    CASSETTE = 6
-    """A cassette cannot be read or written, or replay has no reply for a block."""
-    LIMITER = 7
-    """The shared slot limiter (e.g. Redis) failed: nothing was sent without a slot, and the
-    report was written with every unsent block unchanged."""
-    INTERRUPTED = 130
-    """Ctrl-C: in-flight requests were cancelled and no output was written."""
-    TERMINATED = 143
-    """SIGTERM: as for Ctrl-C."""
-
-    @classmethod
-    def for_result(cls, result: RefineResult) -> Exit:
-        """The code for a finished run: LIMITER if the shared limiter stopped it, PARTIAL if
-        any block failed, else OK."""
-        if result.stopped_by == "limiter":
-            return cls.LIMITER
-        return cls.PARTIAL if result.partial else cls.OK
-
-    @classmethod
-    def for_error(cls, error: BaseException) -> Exit:
-        """The code for an error that ended the run (BUG for anything unexpected)."""
-        return next((c for t, c in _ERROR_EXITS if isinstance(error, t)), cls.BUG)
+COMMANDS: dict[str, str] = {
+    "stats": "usage-ledger figures (input-token quantiles) from refine's JSON logs",
+    "doctor": "check a vLLM server's settings, startup log and /metrics",
+    "bench": "sweep client-side concurrency against one running server",
+}
+"""The operator subcommands: name -> one-line help. Each is ``run_<name>(argv)`` in
+:mod:`owlai_refine.ops`, loaded only when asked for."""
 
 
-_ERROR_EXITS: list[tuple[type[RefineError], Exit]] = [
-    (ConfigError, Exit.CONFIG),
-    (InputError, Exit.INPUT),
-    (OutputError, Exit.OUTPUT),
-    (CassetteError, Exit.CASSETTE),
-    (LimiterError, Exit.LIMITER),
-]
-_SUBCOMMANDS = ("stats", "bench", "doctor")
+def _command_parser() -> argparse.ArgumentParser:
+    """``refine COMMAND ARGS...``: the command word, then everything after it for its own parser."""
+    p = argparse.ArgumentParser(prog="refine", add_help=False)
+    p.add_argument("command", choices=sorted(COMMANDS))
+    p.add_argument("args", nargs=argparse.REMAINDER)
+    return p
+
+
+def split_command(argv: Sequence[str]) -> tuple[str | None, list[str]]:
+    """``(command, its arguments)``, or ``(None, refine's arguments)`` to refine a report.
+
+    A command is recognised only as the first argument, spelled exactly (``stats``, ``bench``,
+    ``doctor``). A report that has such a name is given as a path (``refine ./stats``) or after
+    ``--`` (``refine -- stats``), as git does: a leading ``--`` ends the command position and
+    stays, so argparse also reads what follows as the report, not as options.
+    """
+    if argv and argv[0] in COMMANDS:
+        ns = _command_parser().parse_args(argv)
+        return ns.command, list(ns.args)
+    return None, list(argv)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -109,8 +82,10 @@ def _parser() -> argparse.ArgumentParser:
         prog="refine",
         description="Polish a Markdown report block by block with a chat model; everything "
         "that is not a refined paragraph or list item comes out byte-identical.",
-        epilog="Operator tools: refine stats LOG..., refine bench ..., refine doctor ... "
-        "(each has --help). Exit codes: 0 ok, 1 bug, 2 config, 3 input, 4 output, 5 partial "
+        epilog="Commands (each has --help): "
+        + "; ".join(f"refine {name} ...: {text}" for name, text in COMMANDS.items())
+        + ". A report named like a command: refine ./stats, or refine -- stats. "
+        "Exit codes: 0 ok, 1 bug, 2 config, 3 input, 4 output, 5 partial "
         "(some blocks failed), 6 cassette, 7 limiter, 130/143 interrupted.",
     )
     p.add_argument("report", help="the Markdown report to refine ('-' reads stdin)")
@@ -302,20 +277,18 @@ def _refine_report(args: argparse.Namespace, err: TextIO) -> Exit:
 
 
 def _run_subcommand(name: str, argv: list[str]) -> int:
-    try:  # the operator tools load only when asked for
-        ops = importlib.import_module("owlai_refine.ops")
-    except ImportError as exc:  # pragma: no cover - the ops package ships with the project
-        sys.stderr.write(f"refine {name}: not available ({exc})\n")
-        return Exit.CONFIG
+    """Run ``refine NAME ARGV...`` (``run_<name>`` of the operator tools) for its exit code."""
+    from owlai_refine import ops  # noqa: PLC0415 - the operator tools load only when asked for
+
     runner: Callable[[list[str]], int] = getattr(ops, f"run_{name}")
     return runner(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``refine`` with ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
-    args_list = list(sys.argv[1:] if argv is None else argv)
-    if args_list and args_list[0] in _SUBCOMMANDS:
-        return _run_subcommand(args_list[0], args_list[1:])
+    command, args_list = split_command(list(sys.argv[1:] if argv is None else argv))
+    if command is not None:
+        return _run_subcommand(command, args_list)
     args = _parser().parse_args(args_list)
     err = sys.stderr
     log_stream: TextIO = err

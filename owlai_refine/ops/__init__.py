@@ -29,9 +29,9 @@ from typing import NoReturn
 import anyio
 import httpx2
 
-from owlai_refine.cli import Exit
 from owlai_refine.cli.files import check_writable
 from owlai_refine.errors import ConfigError, InputError, RefineError
+from owlai_refine.exit_codes import Exit
 from owlai_refine.ops.bench import BenchOptions, BenchResult, run_bench_async
 from owlai_refine.ops.benchfmt import format_result
 from owlai_refine.ops.doctor import Check, DoctorInput, checks_json, format_checks, run_checks

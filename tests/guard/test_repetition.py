@@ -12,7 +12,7 @@ from owlai_refine.blocks import Block
 from owlai_refine.config import GuardConfig
 from owlai_refine.guard import watchdog_for
 from owlai_refine.guard.repetition import MAX_UNIT, RepetitionDetector, repetition_problem, units
-from owlai_refine.parse import parse
+from owlai_refine.parser import parse
 
 CONFIG = GuardConfig()
 CHARS_PER_TOKEN = 4  # English, roughly; the yardstick for "256 tokens"

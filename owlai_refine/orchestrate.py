@@ -31,7 +31,7 @@ from owlai_refine.errors import (
 )
 from owlai_refine.guard import check_reply, reason_group, watchdog_for
 from owlai_refine.limiter import SlotLimiter
-from owlai_refine.parse import parse
+from owlai_refine.parser import parse
 from owlai_refine.prompt import (
     build_messages,
     estimate_tokens,
@@ -48,7 +48,7 @@ from owlai_refine.results import (
 )
 from owlai_refine.retry import RetryClock, RunState, retrying
 from owlai_refine.routing import Endpoint, EndpointPool
-from owlai_refine.splice import splice
+from owlai_refine.splicer import splice
 from owlai_refine.verify import changed_outside_blocks
 
 __all__ = ["describe", "refine", "refine_document", "refine_sync"]
