@@ -35,6 +35,13 @@ class SkipReason(StrEnum):
     ``[[toc]]``): a model would not know to keep it."""
     LAYOUT = "unsupported_layout"
     """The block's container prefixes could not be derived safely from its source lines."""
+    LABEL = "label_only"
+    """Only a bold or italic label ending in a colon (``**Key Principles:**``,
+    ``**核心思想**`` and a full-width colon): a heading in all but name, with nothing to edit."""
+    METADATA = "metadata"
+    """One ``Key: value`` line whose value is data, not prose (``Start Date: 2024-09-10``,
+    ``License: MIT``, ``Stars: 19,531``): at most two plain words besides numbers, dates,
+    identifiers and URLs."""
     TOO_LONG = "too_long"
     """Longer than the configured maximum block size (``RefineConfig.max_block_tokens``)."""
 

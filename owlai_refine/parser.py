@@ -46,6 +46,15 @@ _LIST_MARKER = re.compile(r"[ \t]*(?:[-+*]|\d{1,9}[.)])")
 _DIRECTIVE_LINE = re.compile(r"^\s*(?::::+|\[\[[\w-]+\]\]\s*$)")
 _HEADING_NUMBERING = re.compile(r"^(?:[0-9]+(?:\.[0-9]+)*\.?|[ivxlcdm]+\.|[a-z]\.)\s+", re.I)
 _FRONT_MATTER_TITLE = re.compile(r"^title:\s*['\"]?(.+?)['\"]?\s*$", re.MULTILINE)
+_ALERT = re.compile(r"(?<!\\)\[![A-Za-z]+\]")
+_ALERT_LINE = re.compile(r"[ \t]*\[![A-Za-z]+\][ \t]*")
+_LABEL = re.compile(r"([*_]{1,2})(?P<label>[^*_\n]{1,100}?)(?:[:\uff1a]\1|\1[:\uff1a])")
+_METADATA = re.compile(
+    r"[*_]{0,2}(?P<key>[^:\uff1a*_\n]{1,40}?)\s*[*_]{0,2}\s*[:\uff1a]\s*[*_]{0,2}"
+    r"[ \t]+(?P<value>\S.*)"
+)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3]")
+_PLAIN_WORD = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)?")
 
 
 @lru_cache(maxsize=1)
@@ -171,9 +180,58 @@ def _is_nothing_to_refine(inline: Token) -> bool:
         elif depth == 0 and child.type == "text":
             parts.append(child.content)
     rest = " ".join(parts)
-    for marker in (BARE_URL, CITATION, FOOTNOTE_REF):
+    for marker in (BARE_URL, CITATION, FOOTNOTE_REF, _ALERT):
         rest = marker.sub(" ", rest)
     return not any(unicodedata.category(ch).startswith("L") for ch in rest)
+
+
+def _words(text: str) -> float:
+    """Plain words in ``text``: runs of letters alone between spaces (a token with a digit,
+    ``/``, ``-``, ``.`` or ``@`` inside, such as a date, version, identifier or URL, is data, not
+    a word), and half a word for each CJK character wherever it stands."""
+    cjk = len(_CJK.findall(text))
+    count = cjk / 2
+    for token in _CJK.sub(" ", text).split():
+        bare = token.strip(".,;:!?()[]{}\"'*_\u201c\u201d\u2018\u2019\uff0c\u3002\uff1b")
+        if _PLAIN_WORD.fullmatch(bare):
+            count += 1
+    return count
+
+
+def _is_label_or_metadata(text: str) -> SkipReason | None:
+    """``LABEL`` for a bold/italic label ending in a colon alone (``**Key Principles:**``);
+    ``METADATA`` for one ``Key: value`` line with a key of at most four words and a value of at
+    most two plain words (``Start Date: 2024-09-10``, ``License: MIT``); else ``None``."""
+    if "\n" in text:
+        return None
+    text = text.strip()
+    label = _LABEL.fullmatch(text)
+    if label and 0 < _words(label["label"]) <= 12:
+        return SkipReason.LABEL
+    meta = _METADATA.fullmatch(text)
+    if meta and 0 < _words(meta["key"]) <= 4 and len(meta["key"].split()) <= 4:
+        value = _ALERT.sub(" ", BARE_URL.sub(" ", meta["value"]))
+        if _words(value) <= 2:
+            return SkipReason.METADATA
+    return None
+
+
+def _alert_marker_line(
+    text: str, prefixes: tuple[str, ...]
+) -> tuple[tuple[str, ...], str, str] | None:
+    """For a block whose first line is a GitHub alert marker alone (``> [!NOTE]``): its prefixes,
+    continuation prefix and text without that line, so the marker is never sent or changed.
+    ``None`` if the first line is no marker, or nothing follows it in the same container
+    (a lazy line, which would need the marker line to stay in the block)."""
+    first, sep, rest = text.partition("\n")
+    if not sep or not _ALERT_LINE.fullmatch(first):
+        return None
+    kept = prefixes[1:]
+    depth = prefixes[0].count(">")
+    if any(p.count(">") != depth for p in kept):
+        return None
+    continuation = kept[1] if len(kept) > 1 else kept[0]
+    return kept, continuation, rest
 
 
 def _references_pseudo_heading(inline: Token, names: frozenset[str]) -> bool:
@@ -311,6 +369,13 @@ class _Walk:
             text = "\n".join(line.text for line in self.lines[start:end])
         else:
             prefixes, continuation, text = layout
+            if _ALERT_LINE.match(text.partition("\n")[0]) and "\n" in text:
+                trimmed = _alert_marker_line(text, prefixes)
+                if trimmed is None:  # the marker cannot be kept out: send nothing
+                    layout = None
+                else:
+                    prefixes, continuation, text = trimmed
+                    start += 1
         skip = _skip_reason(inline, text, self.footnote_depth > 0, layout is None)
         if skip is None and (self.refs_level is not None or self.refs_pseudo):
             skip = SkipReason.REFERENCES
@@ -380,4 +445,4 @@ def _skip_reason(
         return SkipReason.DIRECTIVE
     if _is_nothing_to_refine(inline):
         return SkipReason.NOTHING_TO_REFINE
-    return None
+    return _is_label_or_metadata(text)
