@@ -9,11 +9,18 @@ punctuation around it, longer runs split into :data:`MAX_UNIT` character pieces 
 such as ``"......"`` or ``"abcabc..."`` are seen) or
 one Han, Kana or Hangul character (Korean has spaces, but a loop such as "에선에선에선" has none).
 A *phrase* ending at a unit is
-the shortest run of units ending there that weighs at least ``window`` (a word weighs 1, a CJK
-character 1/2: 8 words, or 16 CJK characters). A phrase seen ``threshold`` times, or a phrase
-three times as long seen twice (and either more often than in the block itself), is a loop. An
-exact loop of period ``p`` units is caught after ``min(2p + window, p + 3 * window)`` units: a
-short sentence looping in its third round, a long one 24 words into its second.
+the shortest run of units ending there that weighs at least ``window``. Weights follow token
+cost, so that a window costs about as many tokens in every script: a word or a Hangul syllable
+weighs 1 (SmolLM2 spends 1.3 tokens on an English word, 2.2 on a Hangul syllable and 3.1 on a
+spaced one), a Han or Kana character 1/2 (1.4 and 1.7 tokens): 8 words, 8 syllables or 16
+characters. A phrase seen ``threshold`` times, or a phrase three times as long seen twice (and
+either more often than in the block itself), is a loop. An exact loop of period ``p`` units is
+caught after ``min(2p + window, p + 3 * window)`` units: a short sentence looping in its third
+round, a long one 24 words into its second.
+
+A phrase shorter than the window (3 words up to the window) said three times in a row ("supported
+by growth, supported by growth, supported by growth,") is a loop too, caught as its third copy
+ends, unless the block itself has that run.
 
 :func:`repetition_problem` also counts whole sentences (ended by ``.``, ``!``, ``?`` or their
 CJK forms), so that a sentence repeated far apart (not a contiguous loop) is caught too. Reasons:
@@ -38,6 +45,10 @@ _CJK_CHAR = (  # Kana, Han, the iteration mark, halfwidth Kana, Hangul syllables
 )
 _UNIT = re.compile(rf"{_CJK_CHAR}|(?:(?!{_CJK_CHAR})\S){{1,{MAX_UNIT}}}")
 _IS_CJK = re.compile(_CJK_CHAR)
+_IS_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+MIN_RUN_WEIGHT = 3.0
+"""The lightest phrase whose three copies in a row are a loop (3 words): "very, very, very"
+or "and the and the and the" are prose, not loops."""
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[\u3002\uff01\uff1f])")
 _MIN_SENTENCE_CHARS = 12
 _PUNCT = ".,;:!?\"'()[]{}*_`\u201c\u201d\u2018\u2019"
@@ -50,7 +61,9 @@ def units(text: str) -> list[str]:
 
 
 def _weight(unit: str) -> float:
-    return 0.5 if _IS_CJK.match(unit) else 1.0
+    if _IS_CJK.match(unit):
+        return 1.0 if _IS_HANGUL.match(unit) else 0.5
+    return 1.0
 
 
 def _short(text: str, limit: int = 60) -> str:
@@ -85,13 +98,52 @@ class _Phrases:
         return phrase, self.counts[phrase]
 
 
+class _Runs:
+    """Find a short phrase said three times in a row: the last ``3p`` units are one phrase of
+    ``p`` units repeated, for every ``p`` whose phrase weighs at least :data:`MIN_RUN_WEIGHT`
+    and less than ``window`` (longer phrases are the window's business)."""
+
+    def __init__(self, window: float) -> None:
+        self.window = window
+        self.max_units = int(window / 0.5)  # the most units a lighter-than-window phrase holds
+        self.units: deque[str] = deque(maxlen=3 * self.max_units)
+        self.weights: deque[float] = deque(maxlen=3 * self.max_units)
+
+    def push(self, unit: str, weight: float) -> tuple[str, ...] | None:
+        """Add ``unit``; the phrase whose third copy in a row it completes, if any."""
+        self.units.append(unit)
+        self.weights.append(weight)
+        n = len(self.units)
+        weight_p = 0.0
+        for p in range(1, min(self.max_units, n // 3) + 1):
+            weight_p += self.weights[n - p]
+            if weight_p >= self.window:
+                break
+            if weight_p < MIN_RUN_WEIGHT or self.units[n - 1] != self.units[n - 1 - p]:
+                continue
+            if all(
+                self.units[n - 1 - i] == self.units[n - 1 - i - p] == self.units[n - 1 - i - 2 * p]
+                for i in range(p)
+            ):
+                return tuple(self.units[i] for i in range(n - p, n))
+        return None
+
+
+def _runs_in(text: str, window: float) -> frozenset[tuple[str, ...]]:
+    """The short phrases said three times in a row somewhere in ``text``."""
+    runs = _Runs(window)
+    found = (runs.push(u, _weight(u)) for u in units(text))
+    return frozenset(r for r in found if r is not None)
+
+
 class RepetitionDetector:
     """Count the phrases of a growing text and report the first one that loops.
 
     Two phrase lengths are watched: a phrase of ``window`` words seen ``threshold`` times, and a
     phrase of ``LONG_FACTOR * window`` words seen twice (a 24-word stretch never recurs in real
-    prose, so a long loop is cut one round earlier). Only phrases seen more often than in
-    ``baseline`` (the block's text) count.
+    prose, so a long loop is cut one round earlier). With ``runs`` (the default), a shorter
+    phrase (3 words up to the window) said three times in a row is a loop as well. Only phrases
+    and runs seen more often than in ``baseline`` (the block's text) count.
 
     Feed it the whole text so far with :meth:`feed` (the same string, longer each time, as a
     streaming client accumulates it); it only reads the part it has not seen, so feeding a reply
@@ -101,15 +153,19 @@ class RepetitionDetector:
 
     LONG_FACTOR = 3
 
-    def __init__(self, threshold: int, window: int, baseline: str = "") -> None:
+    def __init__(
+        self, threshold: int, window: int, baseline: str = "", *, runs: bool = True
+    ) -> None:
         self._pos = 0
         self._watch = (
             _Phrases(float(window), threshold),
             _Phrases(float(window * self.LONG_FACTOR), 2),
         )
+        self._runs = _Runs(float(window)) if runs else None
         self.fired: str | None = None
         """The reason, once a loop has been seen (then further feeds return it at once)."""
         self._baseline = _phrase_counts(baseline, window) if baseline else {}
+        self._baseline_runs = _baseline_runs(baseline, window) if baseline else frozenset()
 
     @property
     def counts(self) -> Counter[tuple[str, ...]]:
@@ -129,6 +185,9 @@ class RepetitionDetector:
                 phrase, seen = found
                 if seen >= watch.threshold and seen > self._baseline.get(phrase, 0):
                     self.fired = f'repetition: phrase x{seen} "{_short(" ".join(phrase))}"'
+            run = self._runs.push(unit, weight) if self._runs is not None else None
+            if run is not None and self.fired is None and run not in self._baseline_runs:
+                self.fired = f'repetition: phrase x3 in a row "{_short(" ".join(run))}"'
         return self.fired
 
     def feed(self, text: str, *, final: bool = False) -> str | None:
@@ -170,6 +229,12 @@ def _phrase_counts(text: str, window: int) -> Mapping[tuple[str, ...], int]:
     return MappingProxyType(watch[0].counts + watch[1].counts)
 
 
+@lru_cache(maxsize=64)
+def _baseline_runs(text: str, window: int) -> frozenset[tuple[str, ...]]:
+    """The block's own runs of a short phrase said three times (allowed in its reply)."""
+    return _runs_in(text, float(window))
+
+
 def _sentences(text: str) -> list[str]:
     return [" ".join(s.split()).lower() for s in _SENTENCE_END.split(text) if s.strip()]
 
@@ -182,4 +247,8 @@ def repetition_problem(block_text: str, reply: str, threshold: int, window: int)
     for sentence, seen in counts.most_common(1):
         if seen >= threshold and seen > before[sentence]:
             return f'repetition: sentence x{seen} "{_short(sentence)}"'
-    return RepetitionDetector(threshold, window, baseline=block_text).feed(reply, final=True)
+    found = RepetitionDetector(threshold, window, baseline=block_text).feed(reply, final=True)
+    if found is not None and " in a row " in found:  # name the looping phrase by the window rule
+        phrase = RepetitionDetector(threshold, window, baseline=block_text, runs=False)
+        return phrase.feed(reply, final=True) or found
+    return found

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import pytest
@@ -87,7 +88,7 @@ def test_watchdog_is_the_detector_and_keeps_its_reason() -> None:
     watchdog = watchdog_for(_block("Some text."), CONFIG)
     loop = "It is good. " * 10
     reason = watchdog(loop)
-    assert reason == 'repetition: phrase x3 "it is good it is good it is"'
+    assert reason == 'repetition: phrase x3 in a row "it is good"'
     assert watchdog(loop + "More text.") == reason
 
 
@@ -112,9 +113,9 @@ def test_short_sentences_are_not_counted() -> None:
 
 
 def test_threshold_and_window_come_from_the_config() -> None:
-    text = "one two three four five six " * 3
+    text = "one two three four five six seven " * 2 + "one two three four "
     block = _block("Counting words.")
-    assert watchdog_for(block, CONFIG)(text) is None  # a 6-word loop, 2.5 rounds of 8-word phrases
+    assert watchdog_for(block, CONFIG)(text) is None  # a 7-word loop, 2.5 rounds
     assert watchdog_for(block, GuardConfig(repeat_threshold=2))(text) is not None
     assert watchdog_for(block, GuardConfig(repeat_window=4))(text) is not None
 
@@ -134,3 +135,96 @@ def test_a_long_loop_is_cut_in_its_second_round() -> None:
     into_second_round = fired_at - len(paragraph)
     assert 0 < into_second_round / CHARS_PER_TOKEN < 64
     assert str(watchdog(paragraph * 5)).startswith("repetition: phrase x2 ")
+
+
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+_HAN_KANA = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+
+
+def smollm2_tokens(text: str) -> float:
+    """SmolLM2's token count for ``text``, from rates measured with the embedded llama.cpp
+    server's ``/tokenize``: a Hangul syllable 2.2 tokens and a space after one 0.9 (a spaced
+    syllable: 3.1), a Han or Kana character 1.75, anything else 0.4 per character (English:
+    0.38). Rounded up from the measurements, so the figure is an upper bound."""
+    hangul = len(_HANGUL.findall(text))
+    spaced = len(re.findall(r"[\uac00-\ud7a3] ", text))
+    han_kana = len(_HAN_KANA.findall(text))
+    other = len(text) - hangul - spaced - han_kana
+    return 2.2 * hangul + 0.9 * spaced + 1.75 * han_kana + 0.4 * other
+
+
+def _spaced(text: str) -> str:
+    return " ".join(ch for ch in text if not ch.isspace()) + " "
+
+
+KOREAN = (
+    "한국의 경제는 빠르게 성장하고 있으며 수출이 크게 늘어나고 있다는 점을 이 보고서가 보여 줍니다"
+)
+
+
+@pytest.mark.parametrize("syllables", [2, 3, 5, 8, 12, 16, 20, 24, 32, 40, 48])
+def test_a_spaced_hangul_loop_is_cut_within_256_tokens(syllables: int) -> None:
+    """Issue 12, item 5: a looping reply in spaced Hangul ran 376 tokens before the watchdog
+    closed it. Counted in SmolLM2's tokens from the start of the loop's first round."""
+    sentence = _spaced(KOREAN.replace(" ", "")[:syllables])
+    prose = "이 보고서는 2025년 예산을 검토하고 세 가지 우선순위에 합의했습니다. "
+    watchdog = watchdog_for(_block(prose.strip()), CONFIG)
+    fired_at = _stream(watchdog, prose + sentence * 80)
+    assert fired_at is not None
+    assert smollm2_tokens((prose + sentence * 80)[len(prose) : fired_at]) < 256
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        _spaced(KOREAN),  # 41 syllables a round: longer than the window, cut in round two
+        "양자 컴퓨터는 RSA와 ECC 암호를 위협합니다. ",
+        "量子计算机正在快速发展\uff0c并对现有的公钥密码体系构成了严重威胁。",
+        "日本語のテキストを繰り返し生成してしまうモデルがあります。",
+        "The RTX 5000 Series is a game-changer for gamers. ",
+    ],
+)
+def test_any_script_is_cut_within_256_tokens_of_the_second_round(sentence: str) -> None:
+    watchdog = watchdog_for(_block("The committee met."), CONFIG)
+    text = sentence * 40
+    fired_at = _stream(watchdog, text)
+    assert fired_at is not None
+    assert smollm2_tokens(text[len(sentence) : fired_at]) < 256
+
+
+@pytest.mark.parametrize(
+    "phrase",
+    [
+        "supported by sustained growth potential, ",  # issue 11, defect 8
+        "and so on ",
+        "the market grew fast, ",
+        "as noted in the report [1], ",
+        "지속적인 성장 잠재력에 힘입어 ",
+        "持续增长潜力的支撑\uff0c",
+    ],
+)
+def test_a_short_phrase_three_times_in_a_row_is_a_loop(phrase: str) -> None:
+    block = "The outlook is strong, supported by sustained growth potential."
+    reply = f"The outlook is strong, {phrase * 3} and more."
+    reason = repetition_problem(block, reply, 3, 8)
+    assert reason is not None and reason.startswith("repetition: phrase x3")
+    watchdog = watchdog_for(_block(block), CONFIG)
+    assert _stream(watchdog, reply) is not None  # cut while streaming, by its third copy
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "It was very, very, very good.",
+        "Prices rose and the and the and the rest fell.",  # a stutter of two words, not a loop
+        "The plan works, the plan works, and it is cheap.",  # twice is emphasis
+    ],
+)
+def test_short_stutters_and_pairs_are_not_loops(reply: str) -> None:
+    assert repetition_problem("Some text here.", reply, 3, 8) is None
+
+
+def test_a_run_the_block_itself_has_is_allowed() -> None:
+    text = "We said go west, go west, go west, and they went."
+    assert repetition_problem(text, text.replace("went", "left"), 3, 8) is None
+    assert watchdog_for(_block(text), CONFIG)(text + " ") is None
