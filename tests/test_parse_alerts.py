@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from owlai_refine.blocks import SkipReason
-from owlai_refine.parse import parse
-from owlai_refine.splice import splice
+from owlai_refine.parser import parse
+from owlai_refine.splicer import splice
 
 ALERTS = [
     "> [!NOTE]\n> Useful information that users should know.\n",
