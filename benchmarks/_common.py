@@ -14,8 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx2
+
+from owlai_refine.blocks import Document
 from owlai_refine.cli.logs import configure_json_logging
+from owlai_refine.config import RefineConfig
 from owlai_refine.prompt import estimate_tokens
+from owlai_refine.refiner import Refiner
+from owlai_refine.results import RefineResult
 
 __all__ = [
     "REPO",
@@ -24,6 +30,7 @@ __all__ = [
     "median",
     "print_table",
     "quiet_json_logging",
+    "refine_doc",
     "report_paths",
     "reports_dir",
     "sse_event",
@@ -183,3 +190,18 @@ def _cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.3f}" if abs(value) < 100 else f"{value:.1f}"
     return str(value)
+
+
+async def refine_doc(
+    doc: Document,
+    config: RefineConfig,
+    *,
+    base_url: str,
+    model: str,
+    transport: httpx2.AsyncBaseTransport | None = None,
+) -> RefineResult:
+    """Refine a parsed ``doc`` against ``base_url`` serving ``model`` through a one-shot
+    :class:`~owlai_refine.refiner.Refiner` (what ``refine()`` does, minus the parse)."""
+    config = config.model_copy(update={"base_url": base_url, "model": model})
+    async with Refiner(config, transport=transport) as refiner:
+        return await refiner.refine_document(doc)

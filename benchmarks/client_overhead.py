@@ -12,7 +12,7 @@ Measured with ``time.process_time`` (CPU seconds of this process), interleaved, 
 ``--repeats`` runs each:
 
 ``ours``
-    ``refine_document`` over the whole report through ``cassette.ReplayTransport``: plan,
+    ``Refiner.refine_document`` over the whole report through ``cassette.ReplayTransport``: plan,
     prompts, the openai client, retries, the limiter, streaming parse, the guard, outcomes, the
     JSON log (rendered as the CLI does, into ``os.devnull``) and the splice.
 ``bare``
@@ -43,14 +43,13 @@ from benchmarks._common import (
     print_table,
     quiet_json_logging,
     read_report,
+    refine_doc,
     report_paths,
     streamed_reply,
 )
 from owlai_refine import RefineConfig, parse
 from owlai_refine.blocks import Document
 from owlai_refine.cassette import RecordingTransport, ReplayTransport
-from owlai_refine.limiter import reset_limiters
-from owlai_refine.orchestrate import refine_document
 
 BASE_URL = "http://replay.invalid/v1"
 MODEL = "replay"
@@ -96,17 +95,13 @@ def _reply_for(request: httpx2.Request) -> httpx2.Response:
 
 async def record(doc: Document, config: RefineConfig, tape: Path) -> None:
     tape.unlink(missing_ok=True)
-    reset_limiters()
     transport = RecordingTransport(tape, httpx2.MockTransport(_reply_for))
-    await refine_document(doc, config, base_urls=[BASE_URL], model=MODEL, transport=transport)
+    await refine_doc(doc, config, base_url=BASE_URL, model=MODEL, transport=transport)
 
 
 async def ours(doc: Document, config: RefineConfig, transport: ReplayTransport) -> float:
-    reset_limiters()
     started = time.process_time()
-    result = await refine_document(
-        doc, config, base_urls=[BASE_URL], model=MODEL, transport=transport
-    )
+    result = await refine_doc(doc, config, base_url=BASE_URL, model=MODEL, transport=transport)
     cpu = time.process_time() - started
     if result.counts["failed"] or result.tokens.requests != len(doc.blocks):
         raise SystemExit(f"replay went wrong: {result.counts}")
@@ -220,9 +215,8 @@ async def run(args: argparse.Namespace) -> int:
     for _ in range(args.repeats):
         mine.append(await ours(doc, config, replay))
         theirs.append(await bare(bare_mock, bodies, config.slots))
-    reset_limiters()
     counts = (
-        await refine_document(doc, config, base_urls=[BASE_URL], model=MODEL, transport=replay)
+        await refine_doc(doc, config, base_url=BASE_URL, model=MODEL, transport=replay)
     ).counts
     n = args.blocks
     print(
@@ -239,9 +233,8 @@ async def run(args: argparse.Namespace) -> int:
     print(f"ours / bare = {min(mine) / min(theirs):.2f}x   (targets: <= 1 ms per call, <= 1.5x)")
     if args.profile:
         profiler = cProfile.Profile()
-        reset_limiters()
         profiler.enable()
-        await refine_document(doc, config, base_urls=[BASE_URL], model=MODEL, transport=replay)
+        await refine_doc(doc, config, base_url=BASE_URL, model=MODEL, transport=replay)
         profiler.disable()
         out = io.StringIO()
         stats = pstats.Stats(profiler, stream=out)

@@ -29,11 +29,9 @@ from benchmarks._common import (
 )
 from benchmarks._server import MODEL, ServerProcess
 from owlai_refine import Backend, RefineConfig, refine
-from owlai_refine.limiter import reset_limiters
 
 
 async def refine_all(texts: list[str], config: RefineConfig) -> float:
-    reset_limiters()
     started = time.perf_counter()
 
     async def one(text: str, report_id: str) -> None:

@@ -29,7 +29,6 @@ import structlog
 
 from owlai_refine import Backend, RefineConfig, RefineError, RetryPolicy, parse, refine
 from owlai_refine.exit_codes import Exit
-from owlai_refine.limiter import reset_limiters
 from owlai_refine.results import OutcomeStatus
 from owlai_refine.verify import changed_outside_blocks
 from tests.support.fake_openai import FakeOpenAI, Fault
@@ -108,7 +107,6 @@ async def one(path: Path, name: str) -> dict[str, Any]:
         retry=RetryPolicy(max_attempts=6, initial_wait_s=0.05, max_wait_s=0.5, max_total_s=60),
         max_consecutive_connection_failures=8,
     )
-    reset_limiters()
     with server:
         config = config.model_copy(update={"base_url": server.base_url})
         try:

@@ -29,7 +29,6 @@ import anyio.from_thread
 from owlai_refine import Backend, OutputBudget, RefineConfig, parse, refine
 from owlai_refine.cli.logs import configure_json_logging
 from owlai_refine.guard import reason_group
-from owlai_refine.limiter import reset_limiters
 from owlai_refine.local import LOCAL_MODEL_NAME, local_server
 from owlai_refine.results import OutcomeStatus
 from owlai_refine.verify import changed_outside_blocks, token_drift
@@ -41,7 +40,6 @@ REPO = Path(__file__).resolve().parents[1]
 async def run_one(path: Path, config: RefineConfig, out: Path) -> dict[str, Any]:
     source = path.read_bytes().decode("utf-8")
     doc = parse(source)
-    reset_limiters()
     with (out / f"{path.stem}.jsonl").open("w", encoding="utf-8") as log:
         configure_json_logging(log, "info")
         started = time.perf_counter()

@@ -28,11 +28,9 @@ import anyio
 import httpx2
 from structlog.testing import capture_logs
 
-from benchmarks._common import print_table, read_report, report_paths
+from benchmarks._common import print_table, read_report, refine_doc, report_paths
 from owlai_refine import OutputBudget, RefineConfig, parse
 from owlai_refine.blocks import Document, SkipReason
-from owlai_refine.limiter import reset_limiters
-from owlai_refine.orchestrate import refine_document
 from owlai_refine.prompt import build_messages, estimate_tokens, report_context
 
 _METRIC = re.compile(
@@ -83,12 +81,9 @@ async def run(args: argparse.Namespace) -> int:
                 prompt_layout=layout,
                 read_timeout_s=600,
             )
-            reset_limiters()
             before = await counters(http, root)
             with capture_logs() as logs:
-                result = await refine_document(
-                    doc, config, base_urls=[args.base_url], model=args.model
-                )
+                result = await refine_doc(doc, config, base_url=args.base_url, model=args.model)
             after = await counters(http, root)
             hits = after["hits"] - before["hits"]
             queries = after["queries"] - before["queries"]

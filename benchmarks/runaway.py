@@ -33,7 +33,6 @@ from structlog.testing import capture_logs
 from benchmarks._common import print_table, read_report, report_paths, token_pieces
 from benchmarks._server import MODEL, ServerProcess
 from owlai_refine import RefineConfig, RefineResult, parse, refine
-from owlai_refine.limiter import reset_limiters
 
 # the module, not the function that the package exports under the same name
 refine_module = importlib.import_module("owlai_refine.orchestrate")
@@ -89,7 +88,6 @@ async def one(
     server.control(
         mode="loop", normal_tokens=args.normal, phrase=phrase, token_s=args.token_s, cap=32768
     )
-    reset_limiters()
     config = RefineConfig(base_url=server.base_url, model=MODEL, concurrency=slots)
     with capture_logs() as logs:
         result = await refine(text, config)

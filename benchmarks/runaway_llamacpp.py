@@ -40,7 +40,6 @@ from benchmarks._common import print_table, read_report, report_paths
 from owlai_refine import RefineConfig, parse, refine
 from owlai_refine.guard.repetition import _PUNCT as GUARD_PUNCT
 from owlai_refine.guard.repetition import _UNIT as GUARD_UNIT
-from owlai_refine.limiter import reset_limiters
 from owlai_refine.prompt import build_messages, estimate_tokens, report_context
 
 _UNIT = re.compile(
@@ -118,7 +117,6 @@ async def run(args: argparse.Namespace) -> int:
     worst_client = worst_server = 0
     for text in short_blocks(args.blocks, args.max_block_tokens):
         _, offset = log_lines(log_path, 0)
-        reset_limiters()
         with capture_logs() as logs:
             result = await refine(text, config)
         totals["blocks"] += 1

@@ -11,7 +11,7 @@ compressed (``scale``) so that the block latencies add up to ``--sum-s`` seconds
 
 The lower bound for ``m`` slots is ``max(sum of block latencies / m, longest block latency)``,
 from the same model and the same prompts the refiner sends. The makespan is the wall time of
-``refine_document`` (client start to last reply, all client overhead included), the minimum over
+a one-shot ``Refiner`` (client start to last reply, all client overhead included), the minimum over
 ``--repeats`` runs. ``sim`` is the same dispatch order scheduled with zero overhead (list
 scheduling on ``m`` slots in queue order): what the order alone costs.
 """
@@ -33,13 +33,13 @@ from benchmarks._common import (
     prompt_tokens,
     quiet_json_logging,
     read_report,
+    refine_doc,
     report_paths,
 )
 from benchmarks._server import MODEL, ServerProcess
 from owlai_refine import RefineConfig, parse
 from owlai_refine.blocks import Document
-from owlai_refine.limiter import reset_limiters
-from owlai_refine.orchestrate import _plan, refine_document
+from owlai_refine.orchestrate import plan as plan_blocks
 from owlai_refine.prompt import build_messages, estimate_tokens, report_context
 
 DISPATCHES = ("longest-first", "document")
@@ -83,7 +83,9 @@ def plan(path: Path, base: RefineConfig, sum_s: float) -> Plan:
     latencies: dict[str, list[float]] = {}
     scale = 1.0
     for dispatch in DISPATCHES:
-        to_send, _ = _plan(doc, base.model_copy(update={"dispatch": dispatch}))  # the real plan
+        to_send, _ = plan_blocks(
+            doc, base.model_copy(update={"dispatch": dispatch})
+        )  # the real plan
         raw = [
             unit.latency(prompt_tokens(build_messages(b, context)), estimate_tokens(b.text))
             for b in to_send
@@ -125,9 +127,8 @@ async def makespan(server: ServerProcess, p: Plan, config: RefineConfig) -> Run:
     """One refine of ``p`` against the server; checks the server saw what the bound assumes
     (the same latencies, at most ``slots`` in flight, every request answered)."""
     server.control(mode="latency", **p.model.to_json())
-    reset_limiters()
     started = time.perf_counter()
-    result = await refine_document(p.doc, config, base_urls=[server.base_url], model=MODEL)
+    result = await refine_doc(p.doc, config, base_url=server.base_url, model=MODEL)
     elapsed = time.perf_counter() - started
     stats = server.stats()
     served = sum(r["modelled_s"] for r in stats["records"])

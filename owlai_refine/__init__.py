@@ -7,13 +7,17 @@ The pipeline, one module per stage::
     call       one request to the OpenAI-compatible server -> Reply
     guard      Reply -> cleaned text, or the reasons it may not replace the block
     splicer    Document + new block texts -> report text, byte-exact outside those blocks
-    orchestrate  all of it, longest blocks first, behind the endpoint's slot limiter
+    orchestrate  one report: plan, dispatch (longest first, behind the slot limiters), assemble
+    events     what a run reports (calls, block outcomes, its end) to sinks; the JSON log is one
+    refiner    Refiner: clients, endpoints, limiters, model, embedded server, for many reports
 
 Library use::
 
-    from owlai_refine import Backend, RefineConfig, refine_sync
+    from owlai_refine import Backend, RefineConfig, Refiner, refine_sync
     config = RefineConfig(base_url="http://gpu1:8000/v1", backend=Backend.SELF_HOSTED)
-    result = refine_sync(text, config)
+    async with Refiner(config) as refiner:          # many reports, one cap
+        result = await refiner.refine(text)
+    result = refine_sync(text, config)              # one report, blocking
     result.text, result.counts
 """
 
@@ -31,8 +35,8 @@ from owlai_refine.errors import (
     OutputError,
     RefineError,
 )
-from owlai_refine.orchestrate import refine, refine_sync
 from owlai_refine.parser import parse
+from owlai_refine.refiner import Refiner, SyncRefiner, refine, refine_sync
 from owlai_refine.results import BlockOutcome, OutcomeStatus, RefineResult, TokenTotals
 from owlai_refine.splicer import splice
 
@@ -56,8 +60,10 @@ __all__ = [
     "RefineConfig",
     "RefineError",
     "RefineResult",
+    "Refiner",
     "RetryPolicy",
     "SkipReason",
+    "SyncRefiner",
     "TokenTotals",
     "__version__",
     "parse",

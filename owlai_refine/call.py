@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 import httpx2
 import openai
@@ -27,6 +27,13 @@ _T = TypeVar("_T")
 Watchdog = Callable[[str], str | None]
 """Called with the reply text received so far while streaming; returning a reason (for example
 ``"repetition"``) closes the stream at once, which frees the server's slot."""
+
+
+class _Attempt(TypedDict):
+    """Which request failed: what every block error is built with."""
+
+    request_id: str
+    attempt: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +55,9 @@ class Reply:
     server_request_id: str | None
     """The ``x-request-id`` response header, if the server echoed one (vLLM does with
     ``--enable-request-id-headers``)."""
-    stopped_early: str | None = None
-    """The watchdog's reason if we closed the stream before the server finished."""
+    watchdog_reason: str | None = None
+    """The watchdog's reason (e.g. ``"repetition"``) if we closed the stream before the server
+    finished; ``None`` when the server finished the reply."""
     chunks_after_stop: int = 0
     """Content chunks (about one token each) received after the watchdog first fired."""
 
@@ -79,12 +87,13 @@ def parse_retry_after(headers: Mapping[str, str], now: datetime | None = None) -
     return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
-def _classify(exc: openai.APIError) -> Exception:
-    """Turn an openai error into ours: retryable, fatal for the block, or fatal for the run."""
+def _classify(exc: openai.APIError, where: _Attempt) -> Exception:
+    """Turn an openai error into ours: retryable, fatal for the block, or fatal for the run;
+    a block error carries ``where``'s request id and attempt number."""
     if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
         kind = "timed out" if isinstance(exc, openai.APITimeoutError) else "connection failed"
         cause = f" ({type(exc.__cause__).__name__})" if exc.__cause__ else ""
-        return RetryableCallError(f"{kind}{cause}", connection=True)
+        return RetryableCallError(f"{kind}{cause}", connection=True, **where)
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         retry_after = parse_retry_after(exc.response.headers)
@@ -99,11 +108,11 @@ def _classify(exc: openai.APIError) -> Exception:
                 status=status,
             )
         if status in (408, 409, 429) or status >= 500:
-            return RetryableCallError(message, status=status, retry_after_s=retry_after)
-        return FatalCallError(message, status=status)
+            return RetryableCallError(message, status=status, retry_after_s=retry_after, **where)
+        return FatalCallError(message, status=status, **where)
     if isinstance(exc, openai.APIResponseValidationError):
-        return RetryableCallError(f"malformed reply: {_short(str(exc))}")
-    return RetryableCallError(f"{type(exc).__name__}: {_short(str(exc))}")
+        return RetryableCallError(f"malformed reply: {_short(str(exc))}", **where)
+    return RetryableCallError(f"{type(exc).__name__}: {_short(str(exc))}", **where)
 
 
 def _short(text: str, limit: int = 200) -> str:
@@ -119,6 +128,7 @@ async def call_model(
     max_tokens: int,
     temperature: float,
     request_id: str,
+    attempt: int = 1,
     stream: bool,
     extra_body: Mapping[str, Any] | None = None,
     watchdog: Watchdog | None = None,
@@ -130,7 +140,8 @@ async def call_model(
     token counts) and ``watchdog`` may stop it early.
 
     Raises :class:`RetryableCallError` (connection failure, timeout, 408/409/429/5xx, malformed
-    or empty reply), :class:`FatalCallError` (other 4xx: context too long, unknown model) or
+    or empty reply) or :class:`FatalCallError` (other 4xx: context too long, unknown model),
+    each carrying ``request_id`` and ``attempt`` (the caller's count, 1-based), or
     :class:`AuthError` (401/403). ``CassetteMissError`` from a replay transport passes through.
     """
     # The messages travel in extra_body, which the openai client merges into the JSON as it is:
@@ -140,6 +151,7 @@ async def call_model(
     # ``extra_body`` still wins over ours, as before.
     body: dict[str, Any] = {"messages": messages, **(extra_body or {})}
     headers = {"X-Request-Id": request_id}
+    where = _Attempt(request_id=request_id, attempt=attempt)
     started = time.perf_counter()
     try:
         if stream:
@@ -152,6 +164,7 @@ async def call_model(
                 body=body,
                 started=started,
                 watchdog=watchdog,
+                where=where,
             )
         raw = await client.chat.completions.with_raw_response.create(
             model=model,
@@ -163,11 +176,11 @@ async def call_model(
         )
         completion = raw.parse()
     except openai.APIError as exc:
-        raise _classify(exc) from exc
+        raise _classify(exc, where) from exc
     except (json.JSONDecodeError, httpx2.DecodingError) as exc:
-        raise RetryableCallError(f"malformed reply: {_short(str(exc))}") from exc
+        raise RetryableCallError(f"malformed reply: {_short(str(exc))}", **where) from exc
     if not completion.choices:
-        raise RetryableCallError("malformed reply: empty choices list")
+        raise RetryableCallError("malformed reply: empty choices list", **where)
     choice = completion.choices[0]
     usage = completion.usage
     details = usage.prompt_tokens_details if usage else None
@@ -211,6 +224,7 @@ async def _streamed(
     body: dict[str, Any],
     started: float,
     watchdog: Watchdog | None,
+    where: _Attempt,
 ) -> Reply:
     create = partial(
         client.chat.completions.with_raw_response.create,
@@ -265,7 +279,7 @@ async def _streamed(
         # on an early stop this drops the connection: the server sees it and frees the slot
         await events.close()
     if not saw_choice and stopped is None:
-        raise RetryableCallError("malformed reply: the stream held no choices")
+        raise RetryableCallError("malformed reply: the stream held no choices", **where)
     details = (usage or {}).get("prompt_tokens_details") or {}
     return Reply(
         content="".join(parts),
@@ -280,6 +294,6 @@ async def _streamed(
         latency_s=time.perf_counter() - started,
         ttft_s=ttft,
         server_request_id=server_request_id,
-        stopped_early=stopped,
+        watchdog_reason=stopped,
         chunks_after_stop=after_stop,
     )

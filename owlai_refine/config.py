@@ -48,9 +48,12 @@ class RetryPolicy(_Frozen):
     """How a failed call is retried: exponential back-off with full jitter, bounded in attempts
     and in total time. The wait happens outside the endpoint's limiter (no slot is held).
 
-    Retried: connection errors, timeouts, 429 (the server's ``Retry-After`` is honoured, capped at
-    ``max_wait_s``), 5xx, a malformed body or an empty ``choices`` list. Never retried: other
-    4xx. ``wait_scale`` multiplies every wait; tests set it to 0.
+    Retried: connection errors, timeouts, 429, 5xx, a malformed body or an empty ``choices``
+    list. Never retried: other 4xx. Each wait is the jittered back-off (at most ``max_wait_s``)
+    or the server's ``Retry-After`` if that is longer: ``Retry-After`` is not capped by
+    ``max_wait_s`` (the server knows when it will have room), only by ``max_total_s``, which
+    gives up instead of waiting past it. ``wait_scale`` multiplies every wait; tests set it to
+    0. All times are in seconds.
     """
 
     max_attempts: int = Field(default=5, ge=1, le=100)

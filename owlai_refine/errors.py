@@ -13,11 +13,13 @@
         ├── RetryableCallError      the failure is worth retrying (5xx, 429, timeout, connection)
         └── FatalCallError          retrying the same request cannot help (400, 404, 422)
 
-Only ``ConfigError``, ``InputError``, ``OutputError`` and ``CassetteError`` escape
-:func:`owlai_refine.refine`; per-block failures are recorded as ``failed`` outcomes and the block
-keeps its original text. A ``LimiterError`` stops the run without escaping it: the result comes
-back whole with ``stopped_by == "limiter"`` and every unsent block ``failed``. The CLI maps
-each class to one exit code (see README).
+What escapes :func:`owlai_refine.refine` (and ``Refiner.refine``): ``ConfigError`` and its
+``AuthError`` and ``LocalModelError``, and ``CassetteError`` (replay has no reply for a block).
+``InputError`` and ``OutputError`` come from the CLI's file handling, never from ``refine``,
+which takes text and returns text. Per-block failures are recorded as ``failed`` outcomes and
+the block keeps its original text. A ``LimiterError`` stops the run without escaping it: the
+result comes back whole with ``stopped_by == "limiter"`` and every unsent block ``failed``.
+The CLI maps each class to one exit code (see README).
 """
 
 from __future__ import annotations
@@ -103,26 +105,30 @@ class LimiterError(RefineError):
 class BlockCallError(RefineError):
     """Raised (and caught by the refiner) when one block's model call fails.
 
-    ``status`` is the HTTP status if the server answered, ``retry_after_s`` the server's
-    ``Retry-After`` in seconds if it sent one.
+    ``request_id`` is the ``X-Request-Id`` of the request that failed and ``attempt`` its
+    number for the block (1-based; when the error ends the block, the attempts made): both are
+    known where the error is raised, in :func:`~owlai_refine.call.call_model`. ``status`` is the
+    HTTP status if the server answered, ``retry_after_s`` the server's ``Retry-After`` in
+    seconds if it sent one (not capped: the server knows when it will have room), and
+    ``connection`` is true when no HTTP answer came back at all.
     """
 
     def __init__(
         self,
         message: str,
         *,
+        request_id: str | None = None,
+        attempt: int = 0,
         status: int | None = None,
         retry_after_s: float | None = None,
         connection: bool = False,
     ) -> None:
         super().__init__(message)
+        self.request_id = request_id
+        self.attempt = attempt
         self.status = status
         self.retry_after_s = retry_after_s
         self.connection = connection
-        self.attempts = 0
-        """Attempts made for the block when this error ended them (set by the refiner)."""
-        self.request_id: str | None = None
-        """The ``X-Request-Id`` of the request that failed (set by the refiner)."""
 
 
 class RetryableCallError(BlockCallError):

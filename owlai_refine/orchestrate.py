@@ -1,27 +1,33 @@
-"""Orchestrate a run: parse, send blocks longest first behind the endpoint's limiter, guard each
-reply, splice in document order, log every call.
+"""One report's run, as named steps: plan, dispatch, assemble.
 
-The async core is :func:`refine`; :func:`refine_sync` is a thin ``anyio.run`` wrapper.
+    plan      which blocks to send (longest first) and the outcomes of those never sent
+    dispatch  one task per block: send (retries, one slot per attempt), judge the reply
+    assemble  splice the accepted replies in document order, check the splice, sum the tokens
+
+:func:`refine_document` runs them against an open :class:`~owlai_refine.routing.EndpointPool`;
+:class:`~owlai_refine.refiner.Refiner` owns the pool and calls it once per report. Every call,
+settled block and the run's start and end go to the run's event sinks
+(:mod:`owlai_refine.events`); nothing here logs except the block text at debug level.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 import anyio
-import httpx2
 import structlog
 
 from owlai_refine.blocks import Block, Document
 from owlai_refine.call import Reply, call_model
 from owlai_refine.config import RefineConfig, redact_url
-from owlai_refine.endpoint import open_pool
 from owlai_refine.errors import (
+    AuthError,
     BlockCallError,
     CassetteMissError,
     FatalCallError,
@@ -29,9 +35,17 @@ from owlai_refine.errors import (
     RefineError,
     RetryableCallError,
 )
-from owlai_refine.guard import check_reply, reason_group, watchdog_for
-from owlai_refine.limiter import SlotLimiter
-from owlai_refine.parser import parse
+from owlai_refine.events import (
+    BlockSettled,
+    CallFinished,
+    EventSink,
+    RefineEvent,
+    RunAborted,
+    RunFinished,
+    RunStarted,
+    SpliceCheckFailed,
+)
+from owlai_refine.guard import check_reply, watchdog_for
 from owlai_refine.prompt import (
     build_messages,
     estimate_tokens,
@@ -46,12 +60,12 @@ from owlai_refine.results import (
     TokenTotals,
     is_truncated,
 )
-from owlai_refine.retry import RetryClock, RunState, retrying
+from owlai_refine.retry import Breaker, RetryClock, retrying
 from owlai_refine.routing import Endpoint, EndpointPool
 from owlai_refine.splicer import splice
 from owlai_refine.verify import changed_outside_blocks
 
-__all__ = ["describe", "refine", "refine_document", "refine_sync"]
+__all__ = ["describe", "plan", "refine_document"]
 
 _log = structlog.get_logger("owlai_refine")
 
@@ -67,208 +81,6 @@ def describe(block: Block) -> str:
     )
 
 
-class _RunStopped(Exception):
-    """Raised inside a block task when the run has stopped sending (server gone)."""
-
-
-@dataclass
-class _Run:
-    doc: Document
-    config: RefineConfig
-    pool: EndpointPool
-    state: RunState
-    context: str
-    log: Any
-
-    def call_fields(
-        self, block: Block, endpoint: Endpoint, request_id: str, attempt: int, max_tokens: int
-    ) -> dict[str, Any]:
-        return {
-            "block_id": block.id,
-            "request_id": request_id,
-            "attempt": attempt,
-            "model": endpoint.model,
-            "backend": self.config.backend.value,
-            "base_url": redact_url(endpoint.base_url),
-            "max_tokens": max_tokens,
-        }
-
-    def prompt_estimate(self, messages: list[dict[str, str]]) -> int:
-        """Our estimate of the prompt's tokens (logged beside the server's count, which a
-        stream closed early never receives)."""
-        return estimate_tokens("".join(m["content"] for m in messages))
-
-    def log_call(
-        self, fields: dict[str, Any], reply: Reply | None, error: BlockCallError | None
-    ) -> None:
-        if reply is not None:
-            for name in ("prompt_tokens", "completion_tokens", "cached_tokens"):
-                self.state.totals[name] += getattr(reply, name) or 0
-        self.state.totals["requests"] += 1
-        self.log.info(
-            "refine.call",
-            **fields,
-            server_request_id=reply.server_request_id if reply else None,
-            prompt_tokens=reply.prompt_tokens if reply else None,
-            completion_tokens=reply.completion_tokens if reply else None,
-            cached_tokens=reply.cached_tokens if reply else None,
-            finish_reason=reply.finish_reason if reply else None,
-            latency_s=round(reply.latency_s, 4) if reply else None,
-            ttft_s=round(reply.ttft_s, 4) if reply and reply.ttft_s is not None else None,
-            stopped_early=reply.stopped_early if reply else None,
-            status_code=error.status if error else None,
-            error=str(error) if error else None,
-        )
-
-    async def send(self, block: Block) -> tuple[Reply, str, int, int]:
-        """Call the model for ``block``, retrying; ``(reply, request_id, attempts, max_tokens)``."""
-        max_tokens = max_tokens_for(block, self.config.output)
-        messages = build_messages(
-            block, self.context, block_first=self.config.prompt_layout == "block-first"
-        )
-        attempt = 0
-        clock = RetryClock()
-        prompt_est = self.prompt_estimate(messages)
-        async for try_ in retrying(self.config.retry, self.state, clock):
-            with try_:
-                if self.state.stop_reason:
-                    raise _RunStopped(self.state.stop_reason)
-                attempt += 1
-                request_id = uuid.uuid4().hex
-                async with self.pool.slot() as endpoint:
-                    if self.state.stop_reason:
-                        raise _RunStopped(self.state.stop_reason)
-                    fields = self.call_fields(block, endpoint, request_id, attempt, max_tokens)
-                    fields["prompt_tokens_est"] = prompt_est
-                    clock.mark()
-                    try:
-                        reply = await call_model(
-                            endpoint.client,
-                            model=endpoint.model,
-                            messages=messages,
-                            max_tokens=max_tokens,
-                            temperature=self.config.temperature,
-                            request_id=request_id,
-                            stream=self.config.stream,
-                            extra_body=self.config.extra_body,
-                            # a fresh detector per attempt: a retry starts a new reply
-                            watchdog=watchdog_for(block, self.config.guard)
-                            if self.config.stream
-                            else None,
-                        )
-                    except BlockCallError as exc:
-                        exc.attempts, exc.request_id = attempt, request_id
-                        self.state.note(exc)
-                        self.log_call(fields, None, exc)
-                        if exc.connection:
-                            self.pool.set_aside(endpoint, exc)
-                        raise
-                self.state.note(None)
-                self.log_call(fields, reply, None)
-                return reply, request_id, attempt, max_tokens
-        raise AssertionError("unreachable: tenacity re-raises the last error")  # pragma: no cover
-
-    async def refine_block(self, block: Block) -> BlockOutcome:
-        """Send, guard and classify one block. Never raises for a per-block failure; raises
-        ``CassetteMissError`` (naming the block) and ``AuthError``, which stop the run."""
-        try:
-            reply, request_id, attempts, max_tokens = await self.send(block)
-        except LimiterError as exc:  # fail closed: nothing more is sent, every block kept
-            self.state.stop(f"limiter failed: {exc}", by="limiter")
-            return self.failed(block, f"not sent: {exc}", 0, None)
-        except _RunStopped as exc:
-            return self.failed(block, f"not sent: {exc}", 0, None)
-        except (RetryableCallError, FatalCallError) as exc:
-            return self.failed(block, str(exc), exc.attempts, exc.request_id)
-        except CassetteMissError as exc:
-            raise CassetteMissError(
-                f"{describe(block)}: {exc}",
-                block_id=block.id,
-                line_span=block.line_span,
-                key=exc.key,
-            ) from None
-        if self.config.log_text:
-            self.log.debug(
-                "refine.block_text", block_id=block.id, original=block.text, reply=reply.content
-            )
-        sent = _outcome(
-            block,
-            OutcomeStatus.REFINED,
-            request_id=request_id,
-            attempts=attempts,
-            max_tokens=max_tokens,
-            prompt_tokens=reply.prompt_tokens,
-            completion_tokens=reply.completion_tokens,
-            cached_tokens=reply.cached_tokens,
-            finish_reason=reply.finish_reason,
-            latency_s=reply.latency_s,
-            ttft_s=reply.ttft_s,
-        )
-        return self.judge(block, reply, sent)
-
-    def judge(self, block: Block, reply: Reply, sent: BlockOutcome) -> BlockOutcome:
-        """The outcome of a reply: rejected, truncated, unchanged or refined."""
-        if reply.stopped_early:
-            return self.rejected(block, sent, (reply.stopped_early,))
-        if is_truncated(reply.finish_reason, reply.completion_tokens, sent.max_tokens):
-            self.log.warning(
-                "refine.block_truncated",
-                block_id=block.id,
-                request_id=sent.request_id,
-                line_span=list(block.line_span),
-                max_tokens=sent.max_tokens,
-                completion_tokens=reply.completion_tokens,
-                finish_reason=reply.finish_reason,
-            )
-            return sent.model_copy(update={"status": OutcomeStatus.TRUNCATED, "reason": "length"})
-        verdict = check_reply(block, reply.content, self.config.guard)
-        if verdict.text is None:
-            return self.rejected(block, sent, verdict.reasons)
-        if verdict.unchanged:
-            return sent.model_copy(update={"status": OutcomeStatus.UNCHANGED})
-        return sent.model_copy(update={"text": verdict.text})
-
-    def rejected(self, block: Block, sent: BlockOutcome, reasons: tuple[str, ...]) -> BlockOutcome:
-        """Log ``refine.block_rejected`` (WARNING) and return the ``rejected`` outcome."""
-        self.log.warning(
-            "refine.block_rejected",
-            block_id=block.id,
-            request_id=sent.request_id,
-            line_span=list(block.line_span),
-            reasons=list(reasons),
-            reason_groups=sorted({reason_group(r) for r in reasons}),
-        )
-        return sent.model_copy(
-            update={
-                "status": OutcomeStatus.REJECTED,
-                "reason": "; ".join(reasons),
-                "reasons": tuple(reasons),
-            }
-        )
-
-    def failed(
-        self, block: Block, error: str, attempts: int, request_id: str | None
-    ) -> BlockOutcome:
-        """Log ``refine.block_failed`` (ERROR) and return the ``failed`` outcome. Not logged
-        when an error that ends the whole run stopped it (that error says it all)."""
-        if self.state.stopped_by != "fatal":
-            self.log.error(
-                "refine.block_failed",
-                block_id=block.id,
-                request_id=request_id,
-                line_span=list(block.line_span),
-                attempts=attempts,
-                error=error,
-            )
-        return _outcome(
-            block,
-            OutcomeStatus.FAILED,
-            reason=error,
-            attempts=attempts,
-            request_id=request_id,
-        )
-
-
 def _outcome(block: Block, status: OutcomeStatus, **fields: Any) -> BlockOutcome:
     """``block``'s outcome with its id, kind and line span filled in."""
     return BlockOutcome(
@@ -276,8 +88,9 @@ def _outcome(block: Block, status: OutcomeStatus, **fields: Any) -> BlockOutcome
     )
 
 
-def _plan(doc: Document, config: RefineConfig) -> tuple[list[Block], dict[int, BlockOutcome]]:
-    """The blocks to send, longest first, and the outcomes of those never sent."""
+def plan(doc: Document, config: RefineConfig) -> tuple[list[Block], dict[int, BlockOutcome]]:
+    """Step 1: the blocks to send (longest first, unless ``config.dispatch == "document"``) and
+    the ``skipped`` outcomes of those never sent, by block id."""
     skipped: dict[int, BlockOutcome] = {}
     send: list[tuple[int, Block]] = []
     for block in doc.blocks:
@@ -291,38 +104,330 @@ def _plan(doc: Document, config: RefineConfig) -> tuple[list[Block], dict[int, B
     return [b for _, b in send], skipped
 
 
+class _RunStopped(Exception):
+    """Raised inside a block task when the run has stopped sending (server gone, limiter)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """What every attempt for one block sends: its messages and ``max_tokens``, and our
+    estimate of the prompt's tokens."""
+
+    block: Block
+    messages: list[dict[str, str]]
+    max_tokens: int
+    prompt_est: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Sent:
+    """A block's accepted attempt: the reply, its request id, attempts made, ``max_tokens``."""
+
+    reply: Reply
+    request_id: str
+    attempts: int
+    max_tokens: int
+
+
+@dataclass
+class _Run:
+    """One report's run: what its block tasks share."""
+
+    doc: Document
+    config: RefineConfig
+    pool: EndpointPool
+    report_id: str
+    sinks: Sequence[EventSink]
+    breaker: Breaker
+    context: str
+    totals: Counter[str] = field(default_factory=Counter)
+    dispatching: anyio.CancelScope | None = None
+    """The dispatch step's scope: an error that ends the run cancels it at once."""
+
+    def emit(self, event: RefineEvent) -> None:
+        """Hand ``event`` to every sink; a call also adds to the run's token totals."""
+        if isinstance(event, CallFinished):
+            self.totals["requests"] += 1
+            for name in ("prompt_tokens", "completion_tokens", "cached_tokens"):
+                self.totals[name] += getattr(event, name) or 0
+        for sink in self.sinks:
+            sink(event)
+
+    # ------------------------------------------------------------------ step 2: dispatch
+    async def dispatch(self, to_send: list[Block]) -> dict[int, BlockOutcome]:
+        """Settle every block of ``to_send`` concurrently (the pool's slots bound how many are
+        in flight) and return their outcomes by block id.
+
+        An error that ends the run (``AuthError``, ``CassetteMissError``) cancels the other
+        blocks, is reported as :class:`RunAborted` and raised.
+        """
+        settled: dict[int, BlockOutcome] = {}
+
+        async def settle_into(block: Block) -> None:
+            settled[block.id] = await self.settle(block)
+
+        try:
+            async with anyio.create_task_group() as tg:
+                self.dispatching = tg.cancel_scope
+                for block in to_send:
+                    tg.start_soon(settle_into, block)
+        except BaseExceptionGroup as group:
+            fatal, rest = group.split(RefineError)
+            if fatal is None or rest is not None:  # a bug, or a cancellation from outside
+                raise
+            error = fatal.exceptions[0]
+            while isinstance(error, BaseExceptionGroup):
+                error = error.exceptions[0]
+            self.emit(
+                RunAborted(
+                    self.report_id,
+                    error=str(error),
+                    kind=type(error).__name__,
+                    done=len(settled),
+                    to_send=len(to_send),
+                )
+            )
+            raise error from None
+        return settled
+
+    async def settle(self, block: Block) -> BlockOutcome:
+        """Send, judge and report one block. Returns ``failed`` for a per-block failure; raises
+        ``CassetteMissError`` (naming the block) and ``AuthError``, which end the run."""
+        try:
+            sent = await self.send(block)
+        except LimiterError as exc:  # fail closed: nothing more is sent, every block kept
+            self.breaker.trip(f"limiter failed: {exc}", cause="limiter")
+            outcome = self.failed(block, f"not sent: {exc}", 0, None)
+        except _RunStopped as exc:
+            outcome = self.failed(block, f"not sent: {exc}", 0, None)
+        except (RetryableCallError, FatalCallError) as exc:
+            outcome = self.failed(block, str(exc), exc.attempt, exc.request_id)
+        except CassetteMissError as exc:
+            raise CassetteMissError(
+                f"{describe(block)}: {exc}",
+                block_id=block.id,
+                line_span=block.line_span,
+                key=exc.key,
+            ) from None
+        else:
+            outcome = self.judge(block, sent)
+        self.emit(BlockSettled(self.report_id, outcome))
+        return outcome
+
+    async def send(self, block: Block) -> _Sent:
+        """Call the model for ``block`` until a reply comes back or the retry policy gives up
+        (the last error is raised: a :class:`BlockCallError` knows its attempt and request id).
+        Back-off waits hold no slot."""
+        messages = build_messages(
+            block, self.context, block_first=self.config.prompt_layout == "block-first"
+        )
+        request = _Request(
+            block,
+            messages,
+            max_tokens=max_tokens_for(block, self.config.output),
+            prompt_est=estimate_tokens("".join(m["content"] for m in messages)),
+        )
+        clock = RetryClock()
+        attempt = 0
+        async for try_ in retrying(self.config.retry, self.breaker, clock):
+            with try_:
+                attempt += 1
+                request_id = uuid.uuid4().hex
+                reply = await self.attempt(request, request_id, attempt, clock.mark)
+                return _Sent(reply, request_id, attempt, request.max_tokens)
+        raise AssertionError("unreachable: tenacity re-raises the last error")  # pragma: no cover
+
+    async def attempt(
+        self, request: _Request, request_id: str, attempt: int, on_send: Callable[[], None]
+    ) -> Reply:
+        """One request in one slot of some endpoint (``on_send`` is called as it goes out);
+        reported as a :class:`CallFinished` whether it succeeds or fails."""
+        block = request.block
+        if self.breaker.reason:
+            raise _RunStopped(self.breaker.reason)
+        async with self.pool.slot() as endpoint:
+            if self.breaker.reason:
+                raise _RunStopped(self.breaker.reason)
+            call = self.call_event(request, endpoint, request_id=request_id, attempt=attempt)
+            on_send()
+            try:
+                reply = await call_model(
+                    endpoint.client,
+                    model=endpoint.model,
+                    messages=request.messages,
+                    max_tokens=request.max_tokens,
+                    temperature=self.config.temperature,
+                    request_id=request_id,
+                    attempt=attempt,
+                    stream=self.config.stream,
+                    extra_body=self.config.extra_body,
+                    # a fresh detector per attempt: a retry starts a new reply
+                    watchdog=watchdog_for(block, self.config.guard) if self.config.stream else None,
+                )
+            except BlockCallError as exc:
+                self.breaker.note(exc)
+                self.emit(call(status_code=exc.status, error=str(exc)))
+                if exc.connection:
+                    self.pool.set_aside(endpoint, exc)
+                raise
+            except (AuthError, CassetteMissError):
+                # ends the run: cancel every other block now, before this slot is given back
+                # (a block waiting for it would otherwise send one more request)
+                if self.dispatching is not None:
+                    self.dispatching.cancel()
+                raise
+        self.breaker.note(None)
+        self.emit(
+            call(
+                server_request_id=reply.server_request_id,
+                prompt_tokens=reply.prompt_tokens,
+                completion_tokens=reply.completion_tokens,
+                cached_tokens=reply.cached_tokens,
+                finish_reason=reply.finish_reason,
+                latency_s=reply.latency_s,
+                ttft_s=reply.ttft_s,
+                watchdog_reason=reply.watchdog_reason,
+            )
+        )
+        if self.config.log_text:
+            _log.debug(
+                "refine.block_text",
+                report_id=self.report_id,
+                block_id=block.id,
+                original=block.text,
+                reply=reply.content,
+            )
+        return reply
+
+    def call_event(
+        self, request: _Request, endpoint: Endpoint, *, request_id: str, attempt: int
+    ) -> Callable[..., CallFinished]:
+        """A :class:`CallFinished` builder with the request's fields; the result's are added."""
+        return partial(
+            CallFinished,
+            report_id=self.report_id,
+            block_id=request.block.id,
+            request_id=request_id,
+            attempt=attempt,
+            model=endpoint.model,
+            backend=self.config.backend.value,
+            base_url=str(redact_url(endpoint.base_url)),
+            max_tokens=request.max_tokens,
+            prompt_tokens_est=request.prompt_est,
+        )
+
+    def judge(self, block: Block, sent: _Sent) -> BlockOutcome:
+        """The outcome of a reply: rejected (watchdog or guard), truncated, unchanged or
+        refined."""
+        reply = sent.reply
+        outcome = _outcome(
+            block,
+            OutcomeStatus.REFINED,
+            request_id=sent.request_id,
+            attempts=sent.attempts,
+            max_tokens=sent.max_tokens,
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+            cached_tokens=reply.cached_tokens,
+            finish_reason=reply.finish_reason,
+            latency_s=reply.latency_s,
+            ttft_s=reply.ttft_s,
+        )
+        if reply.watchdog_reason:
+            return _rejected(outcome, (reply.watchdog_reason,))
+        if is_truncated(reply.finish_reason, reply.completion_tokens, sent.max_tokens):
+            return outcome.model_copy(
+                update={"status": OutcomeStatus.TRUNCATED, "reason": "length"}
+            )
+        verdict = check_reply(block, reply.content, self.config.guard)
+        if verdict.text is None:
+            return _rejected(outcome, verdict.reasons)
+        if verdict.unchanged:
+            return outcome.model_copy(update={"status": OutcomeStatus.UNCHANGED})
+        return outcome.model_copy(update={"text": verdict.text})
+
+    def failed(
+        self, block: Block, error: str, attempts: int, request_id: str | None
+    ) -> BlockOutcome:
+        """The ``failed`` outcome: no usable reply (``error`` says why)."""
+        return _outcome(
+            block, OutcomeStatus.FAILED, reason=error, attempts=attempts, request_id=request_id
+        )
+
+    # ------------------------------------------------------------------ step 3: assemble
+    def assemble(self, outcomes: dict[int, BlockOutcome], started: float) -> RefineResult:
+        """Splice the accepted replies in document order and build the result. If the splice
+        changed a line outside the blocks (a splicer bug), the refinements are dropped and the
+        source is returned: the report is never lost."""
+        ordered = tuple(outcomes[b.id] for b in self.doc.blocks)
+        replacements = {o.block_id: o.text for o in ordered if o.text is not None}
+        text = splice(self.doc, replacements)
+        broken = changed_outside_blocks(self.doc, replacements, text)
+        if broken:
+            self.emit(SpliceCheckFailed(self.report_id, tuple(broken[:20])))
+            text = self.doc.source
+            ordered = tuple(
+                o.model_copy(
+                    update={
+                        "status": OutcomeStatus.FAILED,
+                        "reason": "splice check failed",
+                        "text": None,
+                    }
+                )
+                if o.text is not None
+                else o
+                for o in ordered
+            )
+        return RefineResult(
+            report_id=self.report_id,
+            text=text,
+            outcomes=ordered,
+            tokens=TokenTotals(**self.totals),
+            elapsed_s=time.perf_counter() - started,
+            stop_reason=self.breaker.reason,
+            stopped_by=self.breaker.cause,
+        )
+
+
+def _rejected(outcome: BlockOutcome, reasons: Sequence[str]) -> BlockOutcome:
+    return outcome.model_copy(
+        update={
+            "status": OutcomeStatus.REJECTED,
+            "reason": "; ".join(reasons),
+            "reasons": tuple(reasons),
+        }
+    )
+
+
 async def refine_document(
     doc: Document,
     config: RefineConfig,
+    pool: EndpointPool,
     *,
-    base_urls: Sequence[str],
-    model: str | None = None,
-    report_id: str | None = None,
-    transport: httpx2.AsyncBaseTransport | None = None,
-    limiter: SlotLimiter | None = None,
+    report_id: str,
+    sinks: Sequence[EventSink],
 ) -> RefineResult:
-    """Refine a parsed document against the servers at ``base_urls`` (no embedded server).
+    """Refine a parsed document through ``pool`` (open, its dispatchers started): plan, dispatch,
+    assemble, reporting each step's events to ``sinks``.
 
-    See :func:`refine`; this is its core once the endpoints are known.
+    Raises ``AuthError`` and ``CassetteMissError`` (after a :class:`RunAborted` event); every
+    other failure is a block's ``failed`` outcome. See :meth:`Refiner.refine
+    <owlai_refine.refiner.Refiner.refine>`.
     """
     started = time.perf_counter()
-    report_id = report_id or uuid.uuid4().hex[:12]
-    log = _log.bind(report_id=report_id)
-    to_send, outcomes = _plan(doc, config)
-    state = RunState(config.max_consecutive_connection_failures)
-    async with open_pool(
-        config, base_urls, model=model, transport=transport, limiter=limiter
-    ) as pool:
-        run = _Run(
-            doc=doc,
-            config=config,
-            pool=pool,
-            state=state,
-            context=report_context(doc, config.report_context_chars),
-            log=log,
-        )
-        log.info(
-            "refine.start",
+    run = _Run(
+        doc=doc,
+        config=config,
+        pool=pool,
+        report_id=report_id,
+        sinks=sinks,
+        breaker=Breaker(config.max_consecutive_connection_failures),
+        context=report_context(doc, config.report_context_chars),
+    )
+    to_send, outcomes = plan(doc, config)
+    run.emit(
+        RunStarted(
+            report_id,
             blocks=len(doc.blocks),
             to_send=len(to_send),
             skipped=len(outcomes),
@@ -332,146 +437,8 @@ async def refine_document(
             concurrency=pool.slots,
             stream=config.stream,
         )
-
-        async def one(block: Block) -> None:
-            try:
-                outcomes[block.id] = await run.refine_block(block)
-            except RefineError as exc:  # AuthError, CassetteMissError: stop all
-                if state.fatal is None:
-                    state.fatal = exc
-                state.stop(str(exc), by="fatal")
-                tg.cancel_scope.cancel()
-
-        async with anyio.create_task_group() as routing:
-            pool.start(routing)
-            async with anyio.create_task_group() as tg:
-                for block in to_send:
-                    tg.start_soon(one, block)
-            routing.cancel_scope.cancel()
-    if state.fatal is not None:
-        log.error(
-            "refine.aborted",
-            error=str(state.fatal),
-            kind=type(state.fatal).__name__,
-            done=sum(1 for o in outcomes.values() if o.status is not OutcomeStatus.SKIPPED),
-            to_send=len(to_send),
-        )
-        raise state.fatal
-    ordered = tuple(outcomes[b.id] for b in doc.blocks)
-    replacements = {o.block_id: o.text for o in ordered if o.text is not None}
-    text = splice(doc, replacements)
-    broken = changed_outside_blocks(doc, replacements, text)
-    if broken:  # a splicer bug: lose the refinements, never the report
-        log.error("refine.splice_check_failed", lines=broken[:20])
-        text = doc.source
-        ordered = tuple(
-            o.model_copy(
-                update={
-                    "status": OutcomeStatus.FAILED,
-                    "reason": "splice check failed",
-                    "text": None,
-                }
-            )
-            if o.text is not None
-            else o
-            for o in ordered
-        )
-    totals = TokenTotals(**state.totals)
-    result = RefineResult(
-        report_id=report_id,
-        text=text,
-        outcomes=ordered,
-        tokens=totals,
-        elapsed_s=time.perf_counter() - started,
-        stopped_early=state.stop_reason,
-        stopped_by=state.stopped_by,
     )
-    log.info(
-        "refine.done",
-        **result.counts,
-        prompt_tokens=totals.prompt_tokens,
-        completion_tokens=totals.completion_tokens,
-        cached_tokens=totals.cached_tokens,
-        requests=totals.requests,
-        elapsed_s=round(result.elapsed_s, 3),
-        stopped_early=result.stopped_early,
-        failed_blocks=[
-            {"block_id": o.block_id, "line_span": list(o.line_span), "error": o.reason}
-            for o in result.failed
-        ],
-    )
+    outcomes |= await run.dispatch(to_send)
+    result = run.assemble(outcomes, started)
+    run.emit(RunFinished(report_id, result))
     return result
-
-
-async def refine(
-    source: str,
-    config: RefineConfig | None = None,
-    *,
-    report_id: str | None = None,
-    transport: httpx2.AsyncBaseTransport | None = None,
-    limiter: SlotLimiter | None = None,
-) -> RefineResult:
-    """Refine a Markdown report and return the whole report with every block's outcome.
-
-    ``source`` is the report text (a BOM and any line endings are kept). ``config`` says where
-    the model is (default: the embedded llama.cpp server, which needs ``owlai-refine[local]``
-    and is started for this call and stopped after it). ``transport`` replaces the network
-    (``owlai_refine.cassette`` record/replay); with a replay transport no server is started.
-    ``limiter`` replaces the per-endpoint limiter of a single endpoint (default: the
-    process-wide in-process one, or ``config.limiter``'s Redis one). ``report_id`` tags every
-    log line (default: a random 12-hex id).
-
-    Blocks are sent longest first, at most ``config.slots`` at once per endpoint across every
-    refine running in this event loop (or, with a Redis limiter, across every worker). A block
-    whose reply is truncated, rejected by the guard, or fails after retries keeps its original
-    text; nothing is lost.
-
-    Raises :class:`~owlai_refine.errors.ConfigError` (no usable model or endpoint),
-    :class:`~owlai_refine.errors.AuthError` (401/403: raised at once, nothing more is sent),
-    :class:`~owlai_refine.errors.CassetteMissError` (replay has no reply for a block),
-    :class:`~owlai_refine.errors.LocalModelError` (the embedded server cannot start).
-    A failed shared limiter (``LimiterError``) is not raised: nothing more is sent without a
-    slot, and the result comes back whole with ``stopped_by == "limiter"``.
-    """
-    config = config or RefineConfig()
-    report_id = report_id or uuid.uuid4().hex[:12]
-    with structlog.contextvars.bound_contextvars(report_id=report_id):
-        return await _refine(source, config, report_id, transport, limiter)
-
-
-async def _refine(
-    source: str,
-    config: RefineConfig,
-    report_id: str,
-    transport: httpx2.AsyncBaseTransport | None,
-    limiter: SlotLimiter | None,
-) -> RefineResult:
-    doc = parse(source, reference_headings=config.reference_headings)
-    run = partial(
-        refine_document, doc, config, report_id=report_id, transport=transport, limiter=limiter
-    )
-    if config.base_urls:
-        return await run(base_urls=config.base_urls)
-    from owlai_refine.local import LOCAL_MODEL_NAME, local_server  # noqa: PLC0415 - optional extra
-
-    if transport is not None and getattr(transport, "offline", False):
-        return await run(
-            base_urls=["http://embedded.invalid/v1"], model=config.model or LOCAL_MODEL_NAME
-        )
-    async with local_server(slots=config.slots) as base_url:
-        return await run(base_urls=[base_url], model=config.model or LOCAL_MODEL_NAME)
-
-
-def refine_sync(
-    source: str,
-    config: RefineConfig | None = None,
-    **kwargs: Any,
-) -> RefineResult:
-    """Blocking :func:`refine`: runs it in a fresh event loop with ``anyio.run``.
-
-    Inside a running event loop (async code, Jupyter) this raises ``RuntimeError`` from anyio:
-    there, ``await refine(...)`` instead. Limiters are per event loop, so concurrent
-    ``refine_sync`` calls in several threads do not share a cap; use one loop for that.
-    """
-    runner: Callable[[], Awaitable[RefineResult]] = partial(refine, source, config, **kwargs)
-    return anyio.run(runner)

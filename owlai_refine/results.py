@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -93,11 +94,12 @@ class RefineResult(BaseModel):
     """One per block, in document order."""
     tokens: TokenTotals
     elapsed_s: float
-    stopped_early: str | None = None
-    """Why the run stopped sending before every block was tried (e.g. the server went away)."""
-    stopped_by: str | None = None
+    stop_reason: str | None = None
+    """Why the run stopped sending before every block was tried (e.g. the server went away);
+    ``None`` when every block to send was tried."""
+    stopped_by: Literal["connection_failures", "limiter"] | None = None
     """``"connection_failures"`` (the server went away) or ``"limiter"`` (the shared limiter
-    failed), when ``stopped_early`` is set."""
+    failed), when ``stop_reason`` is set."""
 
     @property
     def counts(self) -> dict[str, int]:

@@ -1,8 +1,8 @@
-"""Retry policy and the run's shared state: back-off waits and the circuit breaker.
+"""Retry policy and the run's circuit breaker.
 
-Tenacity owns retries; this module builds its policy from :class:`RetryPolicy` and keeps what
-the block tasks of one run share: consecutive connection failures (the breaker that stops a run
-whose server has gone), the reason the run stopped, and token totals.
+Tenacity owns retries; this module builds its policy from :class:`RetryPolicy` and keeps the
+:class:`Breaker` the block tasks of one run share: consecutive connection failures (which stop
+a run whose server has gone) and the reason the run stopped.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 import anyio
 from tenacity import (
@@ -22,30 +23,32 @@ from tenacity import (
 from tenacity.stop import stop_base
 
 from owlai_refine.config import RetryPolicy
-from owlai_refine.errors import BlockCallError, RefineError, RetryableCallError
+from owlai_refine.errors import BlockCallError, RetryableCallError
 
-__all__ = ["RetryClock", "RunState", "retrying"]
+__all__ = ["Breaker", "RetryClock", "StopCause", "retrying"]
+
+
+StopCause = Literal["connection_failures", "limiter"]
+"""Why a run stopped sending: its breaker tripped, or the shared limiter failed."""
 
 
 @dataclass
-class RunState:
-    """What the block tasks of one run share."""
+class Breaker:
+    """One run's circuit breaker and its stop signal, shared by the run's block tasks.
+
+    Counts consecutive connection failures (no HTTP answer at all); at
+    ``max_connection_failures`` in a row the server looks gone and the run stops sending. The
+    run also stops when its shared limiter fails (:meth:`trip`). Retry back-off waits
+    (:meth:`sleep`) end early once it has stopped.
+    """
 
     max_connection_failures: int
     consecutive_connection_failures: int = 0
-    stop_reason: str | None = None
+    reason: str | None = None
     """Set once the run stops sending; blocks not yet sent then fail with this reason."""
-    stopped_by: str | None = None
-    """What stopped it: ``"connection_failures"`` (the breaker), ``"limiter"`` (the shared
-    limiter failed) or ``"fatal"`` (an error that ends the run)."""
-    fatal: RefineError | None = None
-    """An error that ends the whole run and is raised after it (AuthError, CassetteMissError)."""
+    cause: StopCause | None = None
+    """What stopped it, when ``reason`` is set."""
     stopped: anyio.Event = field(default_factory=anyio.Event)
-    totals: dict[str, int] = field(
-        default_factory=lambda: dict.fromkeys(
-            ("prompt_tokens", "completion_tokens", "cached_tokens", "requests"), 0
-        )
-    )
 
     def note(self, error: BlockCallError | None) -> None:
         """Count a finished attempt: a connection failure (no HTTP answer) adds to the breaker,
@@ -53,19 +56,19 @@ class RunState:
         if error is not None and error.connection:
             self.consecutive_connection_failures += 1
             if self.consecutive_connection_failures >= self.max_connection_failures:
-                self.stop(
+                self.trip(
                     f"{self.consecutive_connection_failures} consecutive connection failures: "
                     f"the server looks gone (last: {error})",
-                    by="connection_failures",
+                    cause="connection_failures",
                 )
         else:
             self.consecutive_connection_failures = 0
 
-    def stop(self, reason: str, *, by: str) -> None:
+    def trip(self, reason: str, *, cause: StopCause) -> None:
         """Stop sending; the first reason given is kept."""
-        if self.stop_reason is None:
-            self.stop_reason = reason
-            self.stopped_by = by
+        if self.reason is None:
+            self.reason = reason
+            self.cause = cause
             self.stopped.set()
 
     async def sleep(self, seconds: float) -> None:
@@ -115,16 +118,16 @@ class _StopAfterTotal(stop_base):
         return time.monotonic() - self.clock.first_sent + upcoming >= self.max_total_s
 
 
-def retrying(policy: RetryPolicy, state: RunState, clock: RetryClock) -> AsyncRetrying:
+def retrying(policy: RetryPolicy, breaker: Breaker, clock: RetryClock) -> AsyncRetrying:
     """Tenacity's retry loop for one block: retries :class:`RetryableCallError` with full-jitter
     exponential back-off (at least the server's ``Retry-After``), at most ``max_attempts``
     attempts, and no attempt starting more than ``max_total_s`` seconds after the block's first
     request went out (``clock``; time queued for a slot does not count); waits end early if the
-    run stops; the last error is re-raised."""
+    run stops (``breaker``); the last error is re-raised."""
     return AsyncRetrying(
         retry=retry_if_exception_type(RetryableCallError),
         stop=stop_after_attempt(policy.max_attempts) | _StopAfterTotal(policy.max_total_s, clock),
         wait=_wait(policy),
-        sleep=state.sleep,
+        sleep=breaker.sleep,
         reraise=True,
     )

@@ -19,7 +19,6 @@ import anyio
 
 from owlai_refine import RefineConfig, refine
 from owlai_refine.cassette import RecordingTransport, ReplayTransport
-from owlai_refine.limiter import reset_limiters
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CASSETTES = {
@@ -39,9 +38,7 @@ async def record(name: str, outputs_only: bool) -> str:
     tape = FIXTURES / "cassettes" / f"{name}.jsonl"
     if not outputs_only:
         tape.unlink(missing_ok=True)
-        reset_limiters()
         await refine(source, replay_config(), transport=RecordingTransport(tape), report_id=name)
-    reset_limiters()
     result = await refine(source, replay_config(), transport=ReplayTransport(tape), report_id=name)
     (FIXTURES / "expected").mkdir(exist_ok=True)
     (FIXTURES / "expected" / f"{name}.md").write_bytes(result.text.encode("utf-8"))

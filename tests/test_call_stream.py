@@ -86,7 +86,7 @@ async def test_a_whole_stream_gives_content_finish_reason_and_usage(eol: str, se
     assert reply.finish_reason == "stop"
     assert (reply.prompt_tokens, reply.completion_tokens, reply.cached_tokens) == (11, 3, 7)
     assert reply.server_request_id == "srv-1"
-    assert reply.ttft_s is not None and reply.stopped_early is None
+    assert reply.ttft_s is not None and reply.watchdog_reason is None
 
 
 async def test_comments_other_fields_and_split_data_lines_are_read_as_events() -> None:
@@ -140,7 +140,7 @@ async def test_the_watchdog_stops_the_stream_at_the_chunk_that_fires_it() -> Non
 
     reply = await streamed(normal_stream(), watchdog)
     assert seen == ["Hello", "Hello wide"]
-    assert reply.stopped_early == "repetition"
+    assert reply.watchdog_reason == "repetition"
     assert reply.content == "Hello wide"
     assert reply.finish_reason is None
     assert reply.completion_tokens == 2 and reply.prompt_tokens is None

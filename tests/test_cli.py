@@ -14,7 +14,6 @@ import pytest
 
 from owlai_refine import __version__
 from owlai_refine.cli import Exit, main, split_command
-from owlai_refine.limiter import reset_limiters
 from tests.support.fake_openai import FakeOpenAI, Fault
 
 REPO = Path(__file__).resolve().parents[1]
@@ -30,7 +29,6 @@ def polish(text: str) -> str:
 
 @pytest.fixture(autouse=True)
 def _env(monkeypatch: pytest.MonkeyPatch) -> None:
-    reset_limiters()
     for name in ("OWLAI_REFINE_BASE_URL", "OWLAI_REFINE_MODEL", "OWLAI_REFINE_BACKEND"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("OPENAI_API_KEY", KEY)

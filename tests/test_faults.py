@@ -19,18 +19,12 @@ from structlog.testing import capture_logs
 
 from owlai_refine import OutcomeStatus, RetryPolicy, parse, refine
 from owlai_refine.call import parse_retry_after
-from owlai_refine.limiter import reset_limiters
 from tests.support.checks import changed_outside_blocks
 from tests.support.fake_openai import FakeOpenAI, Fault
 from tests.test_refine import config, polish, report
 
 pytestmark = pytest.mark.anyio
 REPO = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(autouse=True)
-def _fresh_limiters() -> None:
-    reset_limiters()
 
 
 def first_n(n: int, fault: Fault) -> Any:
@@ -148,7 +142,7 @@ async def test_server_going_away_stops_sending_and_keeps_every_block() -> None:
     server.fault = fault
     with server, capture_logs() as logs:
         result = await refine(text, config(server, max_consecutive_connection_failures=5))
-    assert result.partial and result.stopped_early and "consecutive" in result.stopped_early
+    assert result.partial and result.stop_reason and "consecutive" in result.stop_reason
     assert 0 < result.counts["refined"] < len(doc.sendable)
     assert changed_outside_blocks(doc, result) == []
     for outcome in result.failed:

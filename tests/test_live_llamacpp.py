@@ -15,7 +15,6 @@ import pytest
 from structlog.testing import capture_logs
 
 from owlai_refine import Backend, OutcomeStatus, OutputBudget, RefineConfig, parse, refine_sync
-from owlai_refine.limiter import reset_limiters
 from owlai_refine.local import LOCAL_MODEL_NAME, local_server
 from tests.support.checks import changed_outside_blocks
 from tests.support.llamacpp_metrics import InFlightSampler
@@ -44,7 +43,6 @@ def llama() -> Iterator[str]:
 
 
 def test_a_real_report_is_refined_byte_exact_within_the_cap(llama: str) -> None:
-    reset_limiters()
     source = REPORT.read_bytes().decode("utf-8")
     config = RefineConfig(base_url=llama, model=LOCAL_MODEL_NAME, backend=Backend.SELF_HOSTED)
     with InFlightSampler(llama) as sampler, capture_logs() as logs:
@@ -65,7 +63,6 @@ def test_a_real_report_is_refined_byte_exact_within_the_cap(llama: str) -> None:
 
 
 def test_a_small_output_cap_truncates_and_every_cut_block_keeps_its_text(llama: str) -> None:
-    reset_limiters()
     text = "\n\n".join(
         [
             "# Notes",

@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from owlai_refine.limiter import reset_limiters
-
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()
 SHELL = re.findall(r"```sh\n(.*?)```", README, re.DOTALL)
@@ -43,7 +41,6 @@ def test_every_flag_in_the_readme_exists() -> None:
 )
 def test_the_library_example_runs_as_written(capsys: pytest.CaptureFixture[str]) -> None:
     """The example uses the embedded model, so a newcomer can run it as it stands."""
-    reset_limiters()
     exec(compile(PYTHON[0], "README.md", "exec"), {})  # noqa: S102 - our own README's example
     out = capsys.readouterr().out
     counts = out.splitlines()[0]

@@ -6,6 +6,8 @@ The server counts requests in flight itself, so the cap is measured where it mat
 from __future__ import annotations
 
 import importlib
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
 import anyio
@@ -17,11 +19,13 @@ from owlai_refine import (
     Backend,
     OutcomeStatus,
     RefineConfig,
+    Refiner,
     RetryPolicy,
+    SyncRefiner,
     parse,
     refine,
 )
-from owlai_refine.limiter import reset_limiters
+from owlai_refine.events import CallFinished, RefineEvent
 from tests.support.checks import changed_outside_blocks
 from tests.support.fake_openai import FakeOpenAI, Fault
 
@@ -40,11 +44,6 @@ def report(n: int, *, crlf: bool = False, tag: str = "") -> str:
     parts += ["```python", "code = 'kept'", "```", "", "| a | b |", "|---|---|", "| 1 | 2 |", ""]
     text = "\n".join(parts)
     return text.replace("\n", "\r\n") if crlf else text
-
-
-@pytest.fixture(autouse=True)
-def _fresh_limiters() -> None:
-    reset_limiters()
 
 
 def config(server: FakeOpenAI, **more: Any) -> RefineConfig:
@@ -75,13 +74,65 @@ async def test_in_flight_reaches_and_never_exceeds_the_cap(
     assert result.counts["failed"] == 0
 
 
-async def test_two_reports_at_once_share_one_cap() -> None:
+async def test_two_reports_at_once_through_one_refiner_share_one_cap() -> None:
+    with FakeOpenAI(latency_s=lambda body: 0.05) as server:
+        async with Refiner(config(server)) as refiner, anyio.create_task_group() as tg:
+            for _ in range(2):
+                tg.start_soon(refiner.refine, report(15))
+    assert server.max_in_flight == 4
+    assert len(server.seen) == 2 * len(parse(report(15)).sendable)
+
+
+async def test_one_shot_refines_share_a_cap_only_through_a_limiter_passed_in() -> None:
     with FakeOpenAI(latency_s=lambda body: 0.05) as server:
         async with anyio.create_task_group() as tg:
             for _ in range(2):
                 tg.start_soon(refine, report(15), config(server))
-    assert server.max_in_flight == 4
-    assert len(server.seen) == 2 * len(parse(report(15)).sendable)
+        assert server.max_in_flight == 8  # no hidden registry: each one-shot has its own
+        server.max_in_flight = 0
+        shared = anyio.CapacityLimiter(3)
+        async with anyio.create_task_group() as tg:
+            for _ in range(2):
+                tg.start_soon(partial(refine, report(15), config(server), limiter=shared))
+    assert server.max_in_flight == 3
+
+
+async def test_a_refiner_asks_for_the_model_once_and_reuses_its_connections() -> None:
+    with FakeOpenAI(reply=polish) as server:
+        cfg = config(server, model=None, stream=False)  # this server closes after a stream
+        async with Refiner(cfg) as refiner:
+            results = [await refiner.refine(report(6, tag=f"r{i}")) for i in range(5)]
+        assert server.model_lists == 1
+        assert server.connections <= cfg.slots  # kept alive across reports
+        assert all(r.counts["refined"] for r in results)
+        for i in range(2):
+            await refine(report(6, tag=f"s{i}"), cfg)
+        assert server.model_lists == 3  # each one-shot asks again
+
+
+def test_the_blocking_twin_refines_from_several_threads_under_one_cap() -> None:
+    with FakeOpenAI(reply=polish, latency_s=lambda body: 0.05) as server:
+        with SyncRefiner(config(server)) as refiner, ThreadPoolExecutor(3) as pool:
+            texts = [report(8, tag=f"t{i}") for i in range(3)]
+            results = list(pool.map(refiner.refine, texts))
+        assert server.max_in_flight == 4
+    assert [r.text for r in results] == [polish(t) for t in texts]
+
+
+async def test_events_reach_every_sink_and_the_ledger_sums_them() -> None:
+    seen: list[RefineEvent] = []
+    with FakeOpenAI(reply=polish) as server:
+        async with Refiner(config(server), sinks=[seen.append]) as refiner:
+            with capture_logs() as logs:
+                result = await refiner.refine(report(4), report_id="ev")
+    assert logs == []  # the structlog sink was replaced, not added to
+    kinds = [type(e).__name__ for e in seen]
+    assert kinds[0] == "RunStarted" and kinds[-1] == "RunFinished"
+    calls = [e for e in seen if isinstance(e, CallFinished)]
+    assert len(calls) == result.tokens.requests
+    assert sum(c.completion_tokens or 0 for c in calls) == result.tokens.completion_tokens
+    assert kinds.count("BlockSettled") == len(parse(report(4)).sendable)
+    assert {e.report_id for e in seen} == {"ev"}
 
 
 async def test_longest_blocks_are_sent_first() -> None:

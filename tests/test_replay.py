@@ -15,7 +15,6 @@ import pytest
 
 from owlai_refine import Backend, parse, refine
 from owlai_refine.cassette import ReplayTransport
-from owlai_refine.limiter import reset_limiters
 from owlai_refine.results import RefineResult
 from tests.record_cassettes import CASSETTES, FIXTURES, replay_config
 from tests.support.checks import changed_outside_blocks
@@ -37,7 +36,6 @@ class ShuffledReplay(ReplayTransport):
 
 
 async def replay(name: str, transport: ReplayTransport, **more: object) -> RefineResult:
-    reset_limiters()
     source = (FIXTURES / "reports" / f"{name}.md").read_bytes().decode("utf-8")
     config = replay_config().model_copy(update=more)
     return await refine(source, config, transport=transport, report_id=name)

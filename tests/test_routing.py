@@ -7,15 +7,9 @@ import pytest
 from structlog.testing import capture_logs
 
 from owlai_refine import RefineConfig, RetryPolicy, parse, refine
-from owlai_refine.limiter import reset_limiters
 from tests.support.checks import changed_outside_blocks
 from tests.support.fake_openai import FakeOpenAI
 from tests.test_refine import polish, report
-
-
-@pytest.fixture(autouse=True)
-def _fresh_limiters() -> None:
-    reset_limiters()
 
 
 @pytest.mark.anyio

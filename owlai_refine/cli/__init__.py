@@ -36,8 +36,8 @@ from owlai_refine.cli.logs import configure_json_logging
 from owlai_refine.config import Backend, RefineConfig
 from owlai_refine.errors import CassetteError, ConfigError, OutputError, RefineError
 from owlai_refine.exit_codes import Exit
-from owlai_refine.orchestrate import refine
 from owlai_refine.parser import parse
+from owlai_refine.refiner import refine
 from owlai_refine.results import RefineResult
 
 __all__ = ["COMMANDS", "Exit", "main", "split_command"]
@@ -267,11 +267,11 @@ def _refine_report(args: argparse.Namespace, err: TextIO) -> Exit:
         err.write(f"refine: {counts or 'no blocks'} in {result.elapsed_s:.1f} s\n")
     code = Exit.for_result(result)
     if code is Exit.LIMITER:
-        err.write(f"refine: {result.stopped_early}; unsent blocks kept their text\n")
+        err.write(f"refine: {result.stop_reason}; unsent blocks kept their text\n")
     elif code is Exit.PARTIAL:
         err.write(
             f"refine: {len(result.failed)} blocks failed and kept their text"
-            f"{f' ({result.stopped_early})' if result.stopped_early else ''}\n"
+            f"{f' ({result.stop_reason})' if result.stop_reason else ''}\n"
         )
     return code
 

@@ -15,17 +15,11 @@ from typing import Any
 import pytest
 
 from owlai_refine import parse
-from owlai_refine.limiter import reset_limiters
 from tests.redis.redis_fixture import RedisServer
 from tests.support.fake_openai import FakeOpenAI
 from tests.test_refine import polish, report
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(autouse=True)
-def _fresh_limiters() -> None:
-    reset_limiters()
 
 
 @pytest.fixture

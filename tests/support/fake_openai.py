@@ -94,6 +94,10 @@ class FakeOpenAI:
         self.seen: list[Seen] = []
         self.active: dict[int, Seen] = {}
         """Requests in flight now, by number."""
+        self.connections = 0
+        """TCP connections accepted."""
+        self.model_lists = 0
+        """``GET /v1/models`` requests answered."""
         self._httpd: LoopbackServer | None = None
 
     @property
@@ -151,6 +155,11 @@ class FakeOpenAI:
 class _Handler(QuietHandler):
     owner: FakeOpenAI
 
+    def setup(self) -> None:
+        super().setup()
+        with self.owner.lock:
+            self.owner.connections += 1
+
     def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
@@ -163,6 +172,8 @@ class _Handler(QuietHandler):
 
     def do_GET(self) -> None:
         if self.path.endswith("/models"):
+            with self.owner.lock:
+                self.owner.model_lists += 1
             data = [{"id": m, "object": "model", "owned_by": "fake"} for m in self.owner.models]
             self._send_json(200, {"object": "list", "data": data})
         else:

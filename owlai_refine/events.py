@@ -1,0 +1,219 @@
+"""What a run reports as it goes: one event per call, per settled block, and at its start and end.
+
+The orchestrator emits events to *sinks*, plain callables ``sink(event) -> None`` given to
+:class:`~owlai_refine.refiner.Refiner` (``sinks=``). The default sink, :func:`log_event`, writes
+the JSON log's lines through ``structlog.get_logger("owlai_refine")`` and configures nothing
+(the application, e.g. the CLI, configures structlog). A pipeline that wants the usage ledger
+in memory adds its own sink::
+
+    calls: list[CallFinished] = []
+    def keep_calls(event: RefineEvent) -> None:
+        if isinstance(event, CallFinished):
+            calls.append(event)
+    async with Refiner(config, sinks=[log_event, keep_calls]) as refiner: ...
+
+Sinks run in the event loop, in the task that emits (keep them quick; never block). An
+exception from a sink is not caught: it ends the run as a bug would.
+
+    event              when                                               log line
+    RunStarted         the plan is made and the endpoints are known       refine.start
+    CallFinished       one request ended (reply or error): the ledger     refine.call
+    BlockSettled       a sent block's outcome is known                    refine.block_*
+    RunAborted         an error ends the run (AuthError, CassetteMiss)    refine.aborted
+    SpliceCheckFailed  the splice changed a line outside the blocks       refine.splice_check_*
+    RunFinished        the result, before ``refine`` returns it           refine.done
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import structlog
+
+from owlai_refine.guard import reason_group
+from owlai_refine.results import BlockOutcome, OutcomeStatus, RefineResult
+
+__all__ = [
+    "BlockSettled",
+    "CallFinished",
+    "EventSink",
+    "RefineEvent",
+    "RunAborted",
+    "RunFinished",
+    "RunStarted",
+    "SpliceCheckFailed",
+    "log_event",
+]
+
+_log = structlog.get_logger("owlai_refine")
+
+
+@dataclass(frozen=True, slots=True)
+class RunStarted:
+    """A run's plan: ``blocks`` in the report, ``to_send`` of them to the model, ``skipped``."""
+
+    report_id: str
+    blocks: int
+    to_send: int
+    skipped: int
+    model: str
+    backend: str
+    base_url: str
+    """The endpoints' base URLs, credentials removed, comma-separated."""
+    concurrency: int
+    """Requests in flight allowed over all endpoints (shared with the Refiner's other runs)."""
+    stream: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CallFinished:
+    """One request, answered or failed: the usage ledger's record. Token counts are the
+    server's (``None`` if it sent none, or the request failed); times in seconds."""
+
+    report_id: str
+    block_id: int
+    request_id: str
+    """Our ``X-Request-Id`` (vLLM uses it as its own request id)."""
+    attempt: int
+    """1-based, per block."""
+    model: str
+    backend: str
+    base_url: str
+    max_tokens: int
+    prompt_tokens_est: int
+    """Our estimate of the prompt's tokens (a stream closed early gets no server count)."""
+    server_request_id: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cached_tokens: int | None = None
+    finish_reason: str | None = None
+    latency_s: float | None = None
+    ttft_s: float | None = None
+    watchdog_reason: str | None = None
+    """Why we closed the stream early (e.g. ``"repetition"``), if we did."""
+    status_code: int | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BlockSettled:
+    """A sent block's outcome (``refined``, ``unchanged``, ``truncated``, ``rejected`` or
+    ``failed``); skipped blocks are in :class:`RunStarted`'s count and the result."""
+
+    report_id: str
+    outcome: BlockOutcome
+
+
+@dataclass(frozen=True, slots=True)
+class RunAborted:
+    """An error ends the run: ``error`` (its message) of class ``kind`` is raised next;
+    ``done`` blocks had settled out of ``to_send``."""
+
+    report_id: str
+    error: str
+    kind: str
+    done: int
+    to_send: int
+
+
+@dataclass(frozen=True, slots=True)
+class SpliceCheckFailed:
+    """The splice changed lines outside the blocks (a splicer bug): the refinements are dropped
+    and the source returned. ``lines`` are the first 20 such line numbers (0-based)."""
+
+    report_id: str
+    lines: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RunFinished:
+    """The run's result, just before ``refine`` returns it."""
+
+    report_id: str
+    result: RefineResult
+
+
+RefineEvent = (
+    RunStarted | CallFinished | BlockSettled | RunAborted | SpliceCheckFailed | RunFinished
+)
+EventSink = Callable[[RefineEvent], None]
+"""A callable that receives every event of every run (see the module docstring)."""
+
+
+def _round(value: float | None) -> float | None:
+    return round(value, 4) if value is not None else None
+
+
+def log_event(event: RefineEvent) -> None:
+    """The default sink: one JSON-log line per event, as the README's log table lists them.
+
+    ``refine.call`` keeps the field name ``stopped_early`` for the watchdog's reason (the log is
+    a stable interface that ledgers and ``refine stats`` read). Refined, unchanged and skipped
+    blocks write no line of their own; truncated and rejected ones a WARNING, failed an ERROR.
+    """
+    log = _log.bind(report_id=event.report_id)
+    if isinstance(event, CallFinished):
+        fields = asdict(event)
+        fields.pop("report_id")
+        fields["stopped_early"] = fields.pop("watchdog_reason")
+        fields["latency_s"] = _round(event.latency_s)
+        fields["ttft_s"] = _round(event.ttft_s)
+        log.info("refine.call", **fields)
+    elif isinstance(event, BlockSettled):
+        _log_outcome(log, event.outcome)
+    elif isinstance(event, RunStarted):
+        fields = asdict(event)
+        fields.pop("report_id")
+        log.info("refine.start", **fields)
+    elif isinstance(event, RunAborted):
+        log.error(
+            "refine.aborted",
+            error=event.error,
+            kind=event.kind,
+            done=event.done,
+            to_send=event.to_send,
+        )
+    elif isinstance(event, SpliceCheckFailed):
+        log.error("refine.splice_check_failed", lines=list(event.lines))
+    else:
+        _log_done(log, event.result)
+
+
+def _log_outcome(log: structlog.typing.FilteringBoundLogger, o: BlockOutcome) -> None:
+    where = {"block_id": o.block_id, "request_id": o.request_id, "line_span": list(o.line_span)}
+    if o.status is OutcomeStatus.TRUNCATED:
+        log.warning(
+            "refine.block_truncated",
+            **where,
+            max_tokens=o.max_tokens,
+            completion_tokens=o.completion_tokens,
+            finish_reason=o.finish_reason,
+        )
+    elif o.status is OutcomeStatus.REJECTED:
+        log.warning(
+            "refine.block_rejected",
+            **where,
+            reasons=list(o.reasons),
+            reason_groups=sorted({reason_group(r) for r in o.reasons}),
+        )
+    elif o.status is OutcomeStatus.FAILED:
+        log.error("refine.block_failed", **where, attempts=o.attempts, error=o.reason)
+
+
+def _log_done(log: structlog.typing.FilteringBoundLogger, result: RefineResult) -> None:
+    totals = result.tokens
+    log.info(
+        "refine.done",
+        **result.counts,
+        prompt_tokens=totals.prompt_tokens,
+        completion_tokens=totals.completion_tokens,
+        cached_tokens=totals.cached_tokens,
+        requests=totals.requests,
+        elapsed_s=round(result.elapsed_s, 3),
+        stopped_early=result.stop_reason,
+        failed_blocks=[
+            {"block_id": o.block_id, "line_span": list(o.line_span), "error": o.reason}
+            for o in result.failed
+        ],
+    )
