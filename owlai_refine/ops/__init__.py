@@ -35,7 +35,7 @@ from owlai_refine.exit_codes import Exit
 from owlai_refine.ops.bench import BenchOptions, BenchResult, run_bench_async
 from owlai_refine.ops.benchfmt import format_result
 from owlai_refine.ops.doctor import Check, DoctorInput, checks_json, format_checks, run_checks
-from owlai_refine.ops.http import endpoint
+from owlai_refine.ops.http import server_urls
 from owlai_refine.ops.ledger import read_ledgers
 from owlai_refine.ops.plot import plot_points
 from owlai_refine.ops.serverlog import ServerLog, parse_server_log
@@ -171,7 +171,7 @@ def run_doctor(argv: list[str]) -> int:
         if args.concurrency < 1:
             raise ConfigError("--concurrency must be at least 1")
         inp = DoctorInput(
-            endpoint=endpoint(args.base_url),
+            endpoint=server_urls(args.base_url),
             log=_read_log(args.server_log),
             concurrency=args.concurrency,
             model=args.model,

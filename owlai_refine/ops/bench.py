@@ -39,7 +39,7 @@ from owlai_refine.ops.crosscheck import (
     run_vllm_bench,
     vllm_bench_argv,
 )
-from owlai_refine.ops.http import ServerError, endpoint, fetch_metrics, fetch_models
+from owlai_refine.ops.http import ServerError, fetch_metrics, fetch_models, server_urls
 from owlai_refine.ops.metrics import PREFIX_HITS
 from owlai_refine.ops.prompts import Messages, fit_body, make_messages, new_prefix
 from owlai_refine.ops.serverlog import ServerLog
@@ -131,7 +131,7 @@ class _Run:
         say: Progress,
     ) -> None:
         self.opts, self.http, self.client, self.say = opts, http, client, say
-        self.ep = endpoint(opts.base_url)
+        self.ep = server_urls(opts.base_url)
         self.warnings: list[str] = []
         self.has_metrics = False
         self.spec = RequestSpec(opts.model, opts.output_tokens, opts.force_length)
@@ -282,7 +282,7 @@ async def run_bench_async(opts: BenchOptions, say: Progress) -> BenchResult:
     unreachable, warm-up failed, or every request of a step failed), ``InputError`` (ledger
     unreadable).
     """
-    ep = endpoint(opts.base_url)
+    ep = server_urls(opts.base_url)
     t0 = time.perf_counter()
     async with httpx2.AsyncClient(timeout=30.0) as http:
         client = openai.AsyncOpenAI(

@@ -14,7 +14,7 @@ import httpx2
 import openai
 
 from owlai_refine.errors import InputError
-from owlai_refine.ops.http import Endpoint, ServerError, tokenize_count
+from owlai_refine.ops.http import ServerError, ServerUrls, tokenize_count
 from owlai_refine.ops.ledger import read_ledgers
 from owlai_refine.ops.prompts import Messages
 from owlai_refine.ops.quantiles import quantiles
@@ -45,7 +45,7 @@ class TokenCounterClient:
     """
 
     def __init__(
-        self, http: httpx2.AsyncClient, client: openai.AsyncOpenAI, ep: Endpoint, model: str
+        self, http: httpx2.AsyncClient, client: openai.AsyncOpenAI, ep: ServerUrls, model: str
     ) -> None:
         self.http, self.client, self.ep, self.model = http, client, ep, model
         self.by = "/tokenize"

@@ -28,7 +28,7 @@ from typing import Any, Literal
 import httpx2
 import openai
 
-from owlai_refine.ops.http import Endpoint, ModelInfo, ServerError, fetch_metrics, fetch_models
+from owlai_refine.ops.http import ModelInfo, ServerError, ServerUrls, fetch_metrics, fetch_models
 from owlai_refine.ops.metrics import Metrics
 from owlai_refine.ops.serverlog import ServerLog
 
@@ -61,7 +61,7 @@ class DoctorInput:
     our self-hosted ``concurrency`` (requests in flight), ``model`` (``None``: the first served
     one), ``api_key`` and the live request's ``timeout_s`` (seconds)."""
 
-    endpoint: Endpoint
+    endpoint: ServerUrls
     log: ServerLog | None
     concurrency: int = 4
     model: str | None = None

@@ -19,12 +19,12 @@ from owlai_refine.errors import ConfigError, InputError
 from owlai_refine.ops.metrics import Metrics, MetricsParseError, parse_metrics
 
 __all__ = [
-    "Endpoint",
     "ModelInfo",
     "ServerError",
-    "endpoint",
+    "ServerUrls",
     "fetch_metrics",
     "fetch_models",
+    "server_urls",
     "tokenize_count",
 ]
 
@@ -41,7 +41,7 @@ class ServerError(InputError):
 
 
 @dataclass(frozen=True, slots=True)
-class Endpoint:
+class ServerUrls:
     """``v1``: the OpenAI API base (``.../v1``); ``root``: the server root (``/metrics``)."""
 
     v1: str
@@ -57,7 +57,7 @@ class ModelInfo:
     max_model_len: int | None
 
 
-def endpoint(base_url: str) -> Endpoint:
+def server_urls(base_url: str) -> ServerUrls:
     """Split ``base_url`` into its ``/v1`` and root forms.
 
     Raises ``ConfigError`` unless it is an absolute ``http://`` or ``https://`` URL.
@@ -66,7 +66,7 @@ def endpoint(base_url: str) -> Endpoint:
     if not url.startswith(("http://", "https://")) or url.endswith("://"):
         raise ConfigError(f"--base-url must be an http(s) URL, got {base_url!r}")
     root = url.removesuffix("/v1")
-    return Endpoint(v1=root + "/v1", root=root)
+    return ServerUrls(v1=root + "/v1", root=root)
 
 
 async def _get(client: httpx2.AsyncClient, url: str) -> httpx2.Response:
@@ -76,7 +76,7 @@ async def _get(client: httpx2.AsyncClient, url: str) -> httpx2.Response:
         raise ServerError(f"cannot reach {url}: {type(exc).__name__}: {exc}", url=url) from exc
 
 
-async def fetch_models(client: httpx2.AsyncClient, ep: Endpoint) -> list[ModelInfo]:
+async def fetch_models(client: httpx2.AsyncClient, ep: ServerUrls) -> list[ModelInfo]:
     """GET ``/v1/models``. Raises ``ServerError`` on a network error, a non-200 status or a body
     without a ``data`` list."""
     url = ep.v1 + "/models"
@@ -99,7 +99,7 @@ async def fetch_models(client: httpx2.AsyncClient, ep: Endpoint) -> list[ModelIn
         raise ServerError(f"GET {url}: not an OpenAI model list ({exc})", url=url) from exc
 
 
-async def fetch_metrics(client: httpx2.AsyncClient, ep: Endpoint) -> Metrics | None:
+async def fetch_metrics(client: httpx2.AsyncClient, ep: ServerUrls) -> Metrics | None:
     """GET ``/metrics`` and parse it; ``None`` when the server has none (404, e.g. a cloud API).
 
     Raises ``ServerError`` on a network error, another error status, or unparseable text.
@@ -117,7 +117,7 @@ async def fetch_metrics(client: httpx2.AsyncClient, ep: Endpoint) -> Metrics | N
 
 
 async def tokenize_count(
-    client: httpx2.AsyncClient, ep: Endpoint, model: str, messages: Sequence[Mapping[str, object]]
+    client: httpx2.AsyncClient, ep: ServerUrls, model: str, messages: Sequence[Mapping[str, object]]
 ) -> int | None:
     """Prompt tokens of ``messages`` with the chat template applied, from vLLM's ``POST
     /tokenize`` (the same count as ``usage.prompt_tokens``). ``None`` when the server has no

@@ -1,9 +1,10 @@
-"""Parse the Prometheus text format that vLLM serves at ``/metrics``.
+"""Read the Prometheus text format that vLLM serves at ``/metrics``.
 
-Only what the ops tools read is supported: sample lines ``name{label="value",...} value
-[timestamp]`` with the format's escapes (``\\\\``, ``\\"``, ``\\n``) in label values, and ``#``
-comment lines (``HELP``/``TYPE``), which are skipped. Histogram series (``_bucket``, ``_sum``,
-``_count``) are plain samples here. vLLM names used (see ``servers/README.md``):
+vLLM writes it with ``prometheus_client``; we read it with the same library's parser
+(``prometheus_client.parser``), so escapes, comments, timestamps and special values follow the
+format as written. Every sample of every family is kept flat (a histogram's ``_bucket``,
+``_sum`` and ``_count`` series are plain samples here). vLLM names used (see
+``servers/README.md``):
 
 - ``vllm:num_preemptions_total`` (counter, requests preempted)
 - ``vllm:kv_cache_usage_perc`` (gauge, a fraction 0..1 despite the name)
@@ -15,8 +16,9 @@ comment lines (``HELP``/``TYPE``), which are skipped. Histogram series (``_bucke
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
+
+from prometheus_client.parser import text_string_to_metric_families
 
 __all__ = [
     "KV_USAGE",
@@ -35,11 +37,6 @@ PREFIX_HITS = "vllm:prefix_cache_hits_total"
 PREFIX_QUERIES = "vllm:prefix_cache_queries_total"
 CACHE_CONFIG = "vllm:cache_config_info"
 
-_NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
-_SAMPLE = re.compile(rf"^({_NAME})(?:\{{(.*)\}})?\s+(\S+)(?:\s+\S+)?\s*$")
-_LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(?:,|$)')
-_UNESCAPE = {"\\\\": "\\", '\\"': '"', "\\n": "\n"}
-
 
 class MetricsParseError(ValueError):
     """Raised when a non-comment line of ``/metrics`` text is not a sample line; ``line_no``
@@ -57,26 +54,6 @@ class Sample:
     name: str
     labels: dict[str, str]
     value: float
-
-
-def _labels(text: str, line_no: int) -> dict[str, str]:
-    out: dict[str, str] = {}
-    pos = 0
-    text = text.strip()
-    while pos < len(text):
-        m = _LABEL.match(text, pos)
-        if m is None:
-            raise MetricsParseError(f"line {line_no}: bad label set {{{text}}}", line_no=line_no)
-        out[m.group(1)] = re.sub(r"\\[\\\"n]", lambda e: _UNESCAPE[e.group(0)], m.group(2))
-        pos = m.end()
-    return out
-
-
-def _float(text: str, line_no: int) -> float:
-    try:
-        return float(text)  # also takes +Inf, -Inf, NaN as the format spells them
-    except ValueError:
-        raise MetricsParseError(f"line {line_no}: bad value {text!r}", line_no=line_no) from None
 
 
 class Metrics:
@@ -127,19 +104,30 @@ class Metrics:
 
 
 def parse_metrics(text: str) -> Metrics:
-    """Parse Prometheus text exposition into :class:`Metrics`.
+    """Parse Prometheus text exposition into :class:`Metrics` (``prometheus_client``'s parser).
 
-    Raises :class:`MetricsParseError` on a line that is neither blank, a comment nor a sample.
+    Raises :class:`MetricsParseError` naming the first line the parser refuses.
     """
-    samples: list[Sample] = []
-    for line_no, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
+    try:
+        families = list(text_string_to_metric_families(text))
+    except ValueError:
+        raise _first_bad_line(text) from None
+    return Metrics(
+        [Sample(s.name, dict(s.labels), float(s.value)) for f in families for s in f.samples]
+    )
+
+
+def _first_bad_line(text: str) -> MetricsParseError:
+    """The error for the first line that does not parse on its own (the parser's own error
+    names no line)."""
+    lines = text.splitlines()
+    for line_no, line in enumerate(lines, start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
             continue
-        m = _SAMPLE.match(line)
-        if m is None:
-            raise MetricsParseError(f"line {line_no}: not a sample: {line[:80]!r}", line_no=line_no)
-        name, label_text, value = m.groups()
-        labels = _labels(label_text, line_no) if label_text else {}
-        samples.append(Sample(name, labels, _float(value, line_no)))
-    return Metrics(samples)
+        try:
+            list(text_string_to_metric_families(line + "\n"))
+        except ValueError:
+            return MetricsParseError(
+                f"line {line_no}: not a sample: {line[:80]!r}", line_no=line_no
+            )
+    return MetricsParseError("not Prometheus text exposition", line_no=len(lines))

@@ -25,7 +25,7 @@ import anyio
 import httpx2
 import openai
 
-from owlai_refine.ops.http import Endpoint, ServerError, fetch_metrics
+from owlai_refine.ops.http import ServerError, ServerUrls, fetch_metrics
 from owlai_refine.ops.metrics import KV_USAGE, PREEMPTIONS, PREFIX_HITS, PREFIX_QUERIES, Metrics
 from owlai_refine.ops.prompts import Messages
 
@@ -115,7 +115,7 @@ async def run_request(
     )
 
 
-async def _scrape(http: httpx2.AsyncClient | None, ep: Endpoint) -> Metrics | None:
+async def _scrape(http: httpx2.AsyncClient | None, ep: ServerUrls) -> Metrics | None:
     if http is None:
         return None
     try:
@@ -140,7 +140,7 @@ async def run_step(
     rounds: int,
     *,
     http: httpx2.AsyncClient | None,
-    ep: Endpoint,
+    ep: ServerUrls,
     metrics_interval_s: float = 1.0,
 ) -> StepRaw:
     """Run one step of ``concurrency x rounds`` requests; ``make_messages`` gives each request
