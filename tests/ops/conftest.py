@@ -1,8 +1,9 @@
 """Shared fixtures for the ops tests: recorded vLLM files and a loopback stub vLLM server.
 
-The stub (stdlib ``http.server`` in a thread, 127.0.0.1, ephemeral port) serves the recorded
-``/v1/models`` and ``/metrics`` files from ``fixtures/vllm/`` and answers ``/tokenize`` and
-``/v1/chat/completions`` (plain and streamed) the way vLLM 0.32 does, with instant replies.
+The stub is the loopback test server (``tests/support/fake_openai.py``) playing vLLM: it serves
+the recorded ``/v1/models`` and ``/metrics`` files from ``fixtures/vllm/`` and answers
+``/tokenize`` and ``/v1/chat/completions`` (plain and streamed) the way vLLM 0.32 does, with
+instant replies.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support.fake_openai import FakeOpenAI, Seen
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "vllm"
 
@@ -47,85 +49,53 @@ class StubState:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: _StubServer
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Keep test output quiet."""
-
-    def _send(
-        self, status: int, body: bytes, ctype: str, headers: dict[str, str] | None = None
-    ) -> None:
-        self.send_response(status)
-        self.send_header("content-type", ctype)
-        self.send_header("content-length", str(len(body)))
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self) -> None:
-        st = self.server.state
-        if self.path == "/v1/models":
-            self._send(200, fixture_text("models.json").encode(), "application/json")
-        elif self.path == "/metrics" and st.metrics_file is not None:
-            text = fixture_text(st.metrics_file)
-            with st.lock:
-                text = re.sub(r"(?m)^(vllm:prefix_cache_queries_total\{[^}]*\}) \S+",
-                              rf"\g<1> {float(st.queries)}", text)  # fmt: skip
-                text = re.sub(r"(?m)^(vllm:prefix_cache_hits_total\{[^}]*\}) \S+",
-                              rf"\g<1> {float(st.hits)}", text)  # fmt: skip
-            self._send(200, text.encode(), "text/plain; version=0.0.4")
-        else:
-            self._send(404, b'{"detail":"Not Found"}', "application/json")
-
-    def do_POST(self) -> None:
-        st = self.server.state
-        body = json.loads(self.rfile.read(int(self.headers["content-length"])) or b"{}")
-        if self.path == "/tokenize" and st.tokenize:
-            count = stub_token_count(body["messages"])
-            self._send(200, json.dumps({"count": count, "tokens": []}).encode(), "application/json")
-            return
-        if self.path != "/v1/chat/completions":
-            self._send(404, b'{"detail":"Not Found"}', "application/json")
-            return
-        rid = self.headers.get("x-request-id") or "stub0"
-        prompt = stub_token_count(body["messages"])
-        out = int(body.get("max_tokens") or 16)
-        with st.lock:
-            st.requests.append(body)
-            st.queries += prompt
-            st.hits += st.prefix_hit_tokens
-        headers = {"x-request-id": rid} if st.echo_request_id else {}
-        usage = {"prompt_tokens": prompt, "completion_tokens": out, "total_tokens": prompt + out}
-        if not body.get("stream"):
-            reply = {
-                "id": f"chatcmpl-{rid}" if st.echo_request_id else "chatcmpl-0123",
-                "object": "chat.completion", "created": 0, "model": body["model"],
-                "choices": [{"index": 0, "finish_reason": "length",
-                             "message": {"role": "assistant", "content": "OK"}}],
-                "usage": usage,
-            }  # fmt: skip
-            self._send(200, json.dumps(reply).encode(), "application/json", headers)
-            return
-        base = {"id": f"chatcmpl-{rid}", "object": "chat.completion.chunk", "created": 0,
-                "model": body["model"]}  # fmt: skip
-        chunks = [dict(base, choices=[{"index": 0, "delta": {"role": "assistant", "content": ""},
-                                       "finish_reason": None}])]  # fmt: skip
-        for i in range(out):
-            chunks.append(dict(base, choices=[{"index": 0, "delta": {"content": f" w{i}"},
-                  "finish_reason": "length" if i == out - 1 else None}]))  # fmt: skip
-        chunks.append(dict(base, choices=[], usage=usage))
-        data = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks)
-        self._send(200, data + b"data: [DONE]\n\n", "text/event-stream", headers)
-
-
-class _StubServer(ThreadingHTTPServer):
-    daemon_threads = True
+class VllmStub(FakeOpenAI):
+    """The loopback test server playing vLLM 0.32: the recorded ``/v1/models`` and
+    ``/metrics`` (its prefix-cache counters live), ``/tokenize`` with :func:`stub_token_count`,
+    and chat replies of exactly ``max_tokens`` tokens (``finish_reason: "length"``), all read
+    from ``state`` at each request so that a test can change them mid-way."""
 
     def __init__(self, state: StubState) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
         self.state = state
+        super().__init__(reply=lambda text: " ".join(f"w{i}" for i in range(8192)))
+
+    @property
+    def echo_request_id(self) -> bool:
+        """Like ``--enable-request-id-headers``, from ``state``."""
+        return self.state.echo_request_id
+
+    @echo_request_id.setter
+    def echo_request_id(self, value: bool) -> None:
+        self.state.echo_request_id = value
+
+    def models_payload(self) -> Any:
+        return json.loads(fixture_text("models.json"))
+
+    def metrics_text(self) -> str | None:
+        st = self.state
+        if st.metrics_file is None:
+            return None
+        text = fixture_text(st.metrics_file)
+        with st.lock:
+            text = re.sub(r"(?m)^(vllm:prefix_cache_queries_total\{[^}]*\}) \S+",
+                          rf"\g<1> {float(st.queries)}", text)  # fmt: skip
+            text = re.sub(r"(?m)^(vllm:prefix_cache_hits_total\{[^}]*\}) \S+",
+                          rf"\g<1> {float(st.hits)}", text)  # fmt: skip
+        return text
+
+    def tokenize_count(self, messages: list[dict[str, Any]]) -> int | None:
+        return stub_token_count(messages) if self.state.tokenize else None
+
+    def prompt_tokens(self, messages: list[dict[str, Any]]) -> int:
+        return stub_token_count(messages)
+
+    def enter(self, body: dict[str, Any], headers: Any) -> Seen:
+        st = self.state
+        with st.lock:
+            st.requests.append(body)
+            st.queries += stub_token_count(body.get("messages", []))
+            st.hits += st.prefix_hit_tokens
+        return super().enter(body, headers)
 
 
 @dataclass
@@ -140,15 +110,8 @@ class Stub:
 def stub() -> Iterator[Stub]:
     """A stub vLLM server on loopback for the duration of one test."""
     state = StubState()
-    server = _StubServer(state)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield Stub(url=f"http://127.0.0.1:{server.server_address[1]}/v1", state=state)
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with VllmStub(state) as server:
+        yield Stub(url=server.base_url, state=state)
 
 
 @pytest.fixture

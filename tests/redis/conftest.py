@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.redis.counting_http import CountingServer
 from tests.redis.redis_fixture import RedisServer, find_redis_server
+from tests.support.fake_openai import FakeOpenAI
 
 
 def _redis_client_missing() -> bool:
@@ -85,11 +85,7 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
 
 
 @pytest.fixture
-def counting_server() -> Iterator[CountingServer]:
-    """A loopback HTTP server counting ``/hold`` requests in flight."""
-    server = CountingServer()
-    server.start()
-    try:
+def counting_server() -> Iterator[FakeOpenAI]:
+    """The loopback test server, counting ``/hold`` requests in flight."""
+    with FakeOpenAI() as server:
         yield server
-    finally:
-        server.stop()

@@ -24,7 +24,7 @@ import structlog
 
 from owlai_refine.errors import LimiterError
 from owlai_refine.redis_limiter import RedisLimiter
-from tests.redis.counting_http import hold
+from tests.support.fake_openai import hold
 
 EXIT_LIMITER_ERROR = 3
 

@@ -1,8 +1,9 @@
 """RedisLimiter across worker processes (``limiter_worker.py``) against a real redis-server.
 
-The counting HTTP server is the independent witness: it sees every request made under a slot,
-from every process, and knows nothing of Redis. Lease times are short (1-2 s); timing bounds are
-generous (lease + several seconds) because the CI machine has two shared cores.
+The loopback test server (``/hold``) is the independent witness: it sees every request made
+under a slot, from every process, and knows nothing of Redis. Lease times are short (1-2 s);
+timing bounds are generous (lease + several seconds) because the CI machine has two shared
+cores.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ import anyio.to_thread
 import redis
 
 from owlai_refine.redis_limiter import RedisLimiter, key_prefix_for
-from tests.redis.counting_http import CountingServer, hold
 from tests.redis.redis_fixture import RedisServer
+from tests.support.fake_openai import FakeOpenAI, hold
 
 pytestmark = pytest.mark.slow
 
@@ -82,7 +83,7 @@ class Workers:
 
 @pytest.fixture
 def workers(
-    tmp_path: Path, redis_server: RedisServer, counting_server: CountingServer
+    tmp_path: Path, redis_server: RedisServer, counting_server: FakeOpenAI
 ) -> Iterator[Workers]:
     made = Workers(tmp_path, redis_server.url, counting_server.url)
     try:
@@ -108,7 +109,7 @@ def queued_tickets(redis_url: str) -> int:
 async def test_three_workers_and_local_tasks_never_exceed_the_cap(
     workers: Workers,
     redis_server: RedisServer,
-    counting_server: CountingServer,
+    counting_server: FakeOpenAI,
     report_figure: Report,
 ) -> None:
     started = time.monotonic()
@@ -142,7 +143,7 @@ async def test_three_workers_and_local_tasks_never_exceed_the_cap(
 def test_sigkill_worker_gives_its_slots_back_within_the_lease(
     workers: Workers,
     redis_server: RedisServer,
-    counting_server: CountingServer,
+    counting_server: FakeOpenAI,
     report_figure: Report,
 ) -> None:
     lease_s = 2.0
@@ -183,7 +184,7 @@ def test_sigkill_worker_gives_its_slots_back_within_the_lease(
 def test_redis_stopping_mid_run_stops_every_worker_cleanly(
     workers: Workers,
     redis_server: RedisServer,
-    counting_server: CountingServer,
+    counting_server: FakeOpenAI,
     report_figure: Report,
 ) -> None:
     names = ("w1", "w2", "w3")
@@ -213,7 +214,7 @@ def test_redis_stopping_mid_run_stops_every_worker_cleanly(
 
 def test_fairness_between_workers(
     workers: Workers,
-    counting_server: CountingServer,
+    counting_server: FakeOpenAI,
     report_figure: Report,
 ) -> None:
     workers.spawn("big", blocks=300, hold_ms=30, lease_s=2.0)

@@ -1,10 +1,15 @@
-"""A real OpenAI-compatible HTTP server on loopback that counts and misbehaves on request.
+"""The loopback test server: a real OpenAI-compatible HTTP server that counts and misbehaves.
 
-It answers ``POST /v1/chat/completions`` (JSON or SSE streaming), ``GET /v1/models`` and
-``GET /health`` from a thread pool, and records every request. It is the server-side witness
-for the concurrency cap (``max_in_flight`` is counted here, not in the client) and the source of
-faults a real model server cannot produce on demand: 429 with ``Retry-After``, 5xx, connection
-resets mid-response, hangs past the read timeout, malformed JSON, empty ``choices``.
+The one HTTP server the tests run (``benchmarks/_server.py`` is the benchmarks' own, in a
+process of its own). It answers ``POST /v1/chat/completions`` (JSON or SSE streaming),
+``GET /v1/models`` and ``GET /health`` from a thread pool, and records every request; for the
+operator tools also ``GET /metrics`` and ``POST /tokenize`` as vLLM does (when given), and for
+the Redis limiter tests ``GET /hold?ms=N&who=NAME`` (held ``N`` ms, counted per caller: the
+independent witness of a cap shared by several processes; :func:`hold` calls it). It is the
+server-side witness for the concurrency cap (``max_in_flight`` is counted here, not in the
+client) and the source of faults a real model server cannot produce on demand: 429 with
+``Retry-After``, 5xx, connection resets mid-response, hangs past the read timeout, malformed
+JSON, empty ``choices``.
 
 The model it plays echoes the text between ``<block>`` and ``</block>`` in the last user message
 through ``reply`` (default: unchanged), one "token" per whitespace-separated word, cut at
@@ -13,6 +18,7 @@ through ``reply`` (default: unchanged), one "token" per whitespace-separated wor
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import select
@@ -20,13 +26,26 @@ import socket
 import struct
 import threading
 import time
+import urllib.request
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from tests.support.loopback import LoopbackServer, QuietHandler
 
-__all__ = ["FakeOpenAI", "Fault", "Seen", "block_text"]
+__all__ = ["FakeOpenAI", "Fault", "Seen", "Start", "block_text", "hold"]
+
+# Never route loopback calls through a proxy from the environment.
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def hold(root_url: str, ms: int, who: str) -> None:
+    """Make one ``/hold`` request (blocking): the server keeps it open ``ms`` milliseconds."""
+    with _OPENER.open(f"{root_url}/hold?ms={ms}&who={who}", timeout=60) as response:
+        response.read()
+
 
 _BLOCK = re.compile(r"<block>\n?(.*?)\n?</block>", re.DOTALL)
 
@@ -54,6 +73,17 @@ class Fault:
     hang_s: float = 0.0
     """Wait this long before answering (past the client's read timeout)."""
     empty_choices: bool = False
+
+
+@dataclass(frozen=True)
+class Start:
+    """One ``/hold`` start: ``at`` (``time.monotonic()``, seconds), caller, and the number in
+    flight overall and from that caller right after it started."""
+
+    at: float
+    who: str
+    in_flight: int
+    in_flight_who: int
 
 
 @dataclass(frozen=True)
@@ -96,6 +126,10 @@ class FakeOpenAI:
         """Requests in flight now, by number."""
         self.connections = 0
         """TCP connections accepted."""
+        self.by_who: Counter[str] = Counter()
+        """``/hold`` requests in flight now, per caller."""
+        self.starts: list[Start] = []
+        """Every ``/hold`` start, in order."""
         self.model_lists = 0
         """``GET /v1/models`` requests answered."""
         self._httpd: LoopbackServer | None = None
@@ -103,8 +137,23 @@ class FakeOpenAI:
     @property
     def base_url(self) -> str:
         """``http://127.0.0.1:PORT/v1``."""
+        return f"{self.url}/v1"
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT``: the server root (``/hold``, ``/metrics``)."""
         assert self._httpd is not None
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    def snapshot(self) -> tuple[int, int, list[Start]]:
+        """``(in flight now, max in flight so far, copy of the /hold start log)``."""
+        with self.lock:
+            return self.in_flight, self.max_in_flight, list(self.starts)
+
+    def in_flight_of(self, who: str) -> int:
+        """``/hold`` requests in flight now from ``who``."""
+        with self.lock:
+            return self.by_who[who]
 
     def __enter__(self) -> FakeOpenAI:
         server = self
@@ -146,6 +195,38 @@ class FakeOpenAI:
             self.in_flight -= 1
             self.active.pop(seen.number, None)
 
+    # What a vLLM stand-in overrides (tests/ops): the defaults are a plain OpenAI server's.
+    def models_payload(self) -> Any:
+        """The ``GET /v1/models`` body."""
+        data = [{"id": m, "object": "model", "owned_by": "fake"} for m in self.models]
+        return {"object": "list", "data": data}
+
+    def metrics_text(self) -> str | None:
+        """The ``GET /metrics`` text (Prometheus format); ``None``: 404, as here by default."""
+        return None
+
+    def tokenize_count(self, messages: list[dict[str, Any]]) -> int | None:
+        """The ``POST /tokenize`` count for ``messages``; ``None``: 404, as here by default."""
+        return None
+
+    def prompt_tokens(self, messages: list[dict[str, Any]]) -> int:
+        """The ``usage.prompt_tokens`` reported for ``messages`` (a character count / 4)."""
+        return sum(len(m.get("content", "")) for m in messages) // 4
+
+    def hold(self, who: str, seconds: float) -> None:
+        """Serve one ``/hold``: count it in flight (overall and for ``who``) for ``seconds``."""
+        with self.lock:
+            self.in_flight += 1
+            self.by_who[who] += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self.starts.append(Start(time.monotonic(), who, self.in_flight, self.by_who[who]))
+        try:
+            time.sleep(seconds)
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+                self.by_who[who] -= 1
+
     def active_matching(self, needle: str) -> int:
         """Requests in flight now whose last message contains ``needle``."""
         with self.lock:
@@ -171,13 +252,28 @@ class _Handler(QuietHandler):
         self.wfile.write(data)
 
     def do_GET(self) -> None:
+        if self.path.startswith("/hold"):
+            query = parse_qs(urlsplit(self.path).query)
+            self.owner.hold(query.get("who", ["?"])[0], int(query.get("ms", ["0"])[0]) / 1000)
+            with contextlib.suppress(OSError):  # the caller died (SIGKILL test): nobody to answer
+                self._send_json(200, "ok")
+            return
+        metrics = self.owner.metrics_text() if self.path == "/metrics" else None
         if self.path.endswith("/models"):
             with self.owner.lock:
                 self.owner.model_lists += 1
-            data = [{"id": m, "object": "model", "owned_by": "fake"} for m in self.owner.models]
-            self._send_json(200, {"object": "list", "data": data})
-        else:
+            self._send_json(200, self.owner.models_payload())
+        elif self.path == "/health":
             self._send_json(200, {"status": "ok"})
+        elif metrics is not None:
+            data = metrics.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        else:
+            self._send_json(404, {"detail": "Not Found"})
 
     def _wait_unless_client_leaves(self, seconds: float) -> bool:
         """Sleep ``seconds``; return False early if the client closed its connection."""
@@ -205,6 +301,13 @@ class _Handler(QuietHandler):
         length = int(self.headers.get("Content-Length", "0"))
         body = json.loads(self.rfile.read(length) or b"{}")
         owner = self.owner
+        count = owner.tokenize_count(body.get("messages", [])) if self.path == "/tokenize" else None
+        if count is not None:
+            self._send_json(200, {"count": count, "tokens": []})
+            return
+        if not self.path.endswith("/chat/completions"):
+            self._send_json(404, {"detail": "Not Found"})
+            return
         seen = owner.enter(body, self.headers)
         try:
             fault = owner.fault(seen.number, body)
@@ -237,14 +340,15 @@ class _Handler(QuietHandler):
         if len(words) > limit:
             words, finish = words[:limit], "length"
         text = " ".join(words)
-        prompt_tokens = sum(len(m.get("content", "")) for m in body.get("messages", [])) // 4
+        prompt_tokens = self.owner.prompt_tokens(body.get("messages", []))
         usage = {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": len(words),
             "total_tokens": prompt_tokens + len(words),
             "prompt_tokens_details": {"cached_tokens": 0},
         }
-        rid = f"chatcmpl-{seen.request_id or seen.number}"
+        echoed = self.owner.echo_request_id and seen.request_id
+        rid = f"chatcmpl-{seen.request_id if echoed else seen.number}"
         choices: list[Any] | None = [] if fault is not None and fault.empty_choices else None
         if not body.get("stream"):
             message = {"role": "assistant", "content": text}
