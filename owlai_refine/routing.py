@@ -61,11 +61,12 @@ class _Waiter:
 
 
 class EndpointPool:
-    """The endpoints of one run and the routing of requests to their slots.
+    """The endpoints of one :class:`~owlai_refine.refiner.Refiner` and the routing of requests
+    to their slots, shared by every report refined through it (the FIFO queue included).
 
     ``set_aside_s`` and ``probe_interval_s`` are in seconds. Use :meth:`slot` around each
     request; with several endpoints, :meth:`start` must run the dispatchers in a task group
-    that outlives the requests.
+    that outlives the requests (the ``Refiner``'s own).
     """
 
     def __init__(
