@@ -17,6 +17,7 @@ exception from a sink is not caught: it ends the run as a bug would.
 
     event              when                                               log line
     RunStarted         the plan is made and the endpoints are known       refine.start
+    CallStarted        a request goes out (it holds a slot until it ends)  (none)
     CallFinished       one request ended (reply or error): the ledger     refine.call
     BlockSettled       a sent block's outcome is known                    refine.block_*
     RunAborted         an error ends the run (AuthError, CassetteMiss)    refine.aborted
@@ -37,6 +38,7 @@ from owlai_refine.results import BlockOutcome, OutcomeStatus, RefineResult
 __all__ = [
     "BlockSettled",
     "CallFinished",
+    "CallStarted",
     "EventSink",
     "RefineEvent",
     "RunAborted",
@@ -64,6 +66,16 @@ class RunStarted:
     concurrency: int
     """Requests in flight allowed over all endpoints (shared with the Refiner's other runs)."""
     stream: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CallStarted:
+    """A request goes out for ``block_id`` (``attempt`` 1-based); a :class:`CallFinished`
+    follows. For a live display's requests-in-flight count; it writes no log line."""
+
+    report_id: str
+    block_id: int
+    attempt: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +147,13 @@ class RunFinished:
 
 
 RefineEvent = (
-    RunStarted | CallFinished | BlockSettled | RunAborted | SpliceCheckFailed | RunFinished
+    RunStarted
+    | CallStarted
+    | CallFinished
+    | BlockSettled
+    | RunAborted
+    | SpliceCheckFailed
+    | RunFinished
 )
 EventSink = Callable[[RefineEvent], None]
 """A callable that receives every event of every run (see the module docstring)."""
@@ -152,6 +170,8 @@ def log_event(event: RefineEvent) -> None:
     a stable interface that ledgers and ``refine stats`` read). Refined, unchanged and skipped
     blocks write no line of their own; truncated and rejected ones a WARNING, failed an ERROR.
     """
+    if isinstance(event, CallStarted):  # no line: the call's line comes when it ends
+        return
     log = _log.bind(report_id=event.report_id)
     if isinstance(event, CallFinished):
         fields = asdict(event)

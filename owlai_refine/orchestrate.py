@@ -38,6 +38,7 @@ from owlai_refine.errors import (
 from owlai_refine.events import (
     BlockSettled,
     CallFinished,
+    CallStarted,
     EventSink,
     RefineEvent,
     RunAborted,
@@ -250,6 +251,7 @@ class _Run:
                 raise _RunStopped(self.breaker.reason)
             call = self.call_event(request, endpoint, request_id=request_id, attempt=attempt)
             on_send()
+            self.emit(CallStarted(self.report_id, block.id, attempt))
             try:
                 reply = await call_model(
                     endpoint.client,

@@ -31,9 +31,10 @@ import structlog
 from owlai_refine.blocks import Document
 from owlai_refine.config import RefineConfig
 from owlai_refine.endpoint import open_pool
+from owlai_refine.errors import ConfigError
 from owlai_refine.events import EventSink, log_event
 from owlai_refine.limiter import SlotLimiter
-from owlai_refine.orchestrate import refine_document
+from owlai_refine.orchestrate import plan, refine_document
 from owlai_refine.parser import parse
 from owlai_refine.results import RefineResult
 from owlai_refine.routing import EndpointPool
@@ -58,9 +59,10 @@ class Refiner:
     JSON log, :func:`~owlai_refine.events.log_event`; pass ``[]`` for none).
 
     Entering it may raise :class:`~owlai_refine.errors.ConfigError` (no usable model or
-    endpoint, Redis extra missing), :class:`~owlai_refine.errors.AuthError` (401/403 from
-    ``/v1/models``) or :class:`~owlai_refine.errors.LocalModelError` (the embedded server cannot
-    start). It must be entered and exited in the same task, and used only inside that block.
+    endpoint, Redis extra missing, a model other than the embedded one named with no base
+    URL), :class:`~owlai_refine.errors.AuthError` (401/403 from ``/v1/models``) or
+    :class:`~owlai_refine.errors.LocalModelError` (the embedded server cannot start). It must
+    be entered and exited in the same task, and used only inside that block.
     """
 
     def __init__(
@@ -127,6 +129,12 @@ class Refiner:
         model = self.config.model or LOCAL_MODEL_NAME
         if self.transport is not None and getattr(self.transport, "offline", False):
             return ["http://embedded.invalid/v1"], model
+        if model != LOCAL_MODEL_NAME:  # it would answer anyway, and the ledger would lie
+            raise ConfigError(
+                f"model {model!r}: with no base URL the embedded model {LOCAL_MODEL_NAME!r} "
+                f"(SmolLM2-135M-Instruct) answers; give --base-url (RefineConfig.base_url) for "
+                f"{model!r}, or leave the model unset"
+            )
         base_url = await stack.enter_async_context(local_server(slots=self.config.slots))
         return [base_url], model
 
@@ -172,9 +180,25 @@ async def refine(
     concurrent ``refine`` calls do not share a cap unless they share ``limiter``. For many
     reports, open one :class:`Refiner`. Raises what entering a ``Refiner`` and
     :meth:`Refiner.refine` raise.
+
+    A report with no block to send (empty, headings only, nothing to edit) asks no server
+    anything and starts no embedded server; its ``RunStarted`` event names the configured
+    model, else the embedded one's name, else ``"none"``.
     """
+    config = config or RefineConfig()
+    doc = parse(source, reference_headings=config.reference_headings)
+    if not plan(doc, config)[0]:  # nothing to send: no model lookup, no embedded server
+        from owlai_refine.local import LOCAL_MODEL_NAME  # noqa: PLC0415 - optional extra
+
+        embedded = config.base_url is None
+        config = config.model_copy(
+            update={
+                "base_url": config.base_url or "http://embedded.invalid/v1",
+                "model": config.model or (LOCAL_MODEL_NAME if embedded else "none"),
+            }
+        )
     async with Refiner(config, transport=transport, limiter=limiter, sinks=sinks) as refiner:
-        return await refiner.refine(source, report_id=report_id)
+        return await refiner.refine_document(doc, report_id=report_id)
 
 
 def refine_sync(source: str, config: RefineConfig | None = None, **kwargs: Any) -> RefineResult:

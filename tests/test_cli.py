@@ -101,7 +101,7 @@ def test_refuses_to_overwrite_the_input_without_in_place(
     assert report.read_bytes() == TEXT.encode() and server.seen == []
     assert main([str(report), "--in-place", "--base-url", server.base_url]) == Exit.OK
     assert report.read_bytes() == TEXT.replace("says", "states").encode()
-    assert (tmp_path / "r.md.bak").read_bytes() == TEXT.encode()
+    assert (tmp_path / "r.md.~1~").read_bytes() == TEXT.encode()
 
 
 def test_dry_run_lists_blocks_and_calls_nothing(
@@ -194,7 +194,7 @@ def test_a_failed_block_gives_the_partial_exit_code(tmp_path: Path) -> None:
 def test_refused_credentials_are_one_line_and_the_config_code(tmp_path: Path) -> None:
     report = write(tmp_path, "r.md", TEXT)
     with FakeOpenAI(fault=lambda n, body: Fault(status=401)) as s:
-        done = run_cli(str(report), "--base-url", s.base_url, "--model", "m")
+        done = run_cli(str(report), "--base-url", s.base_url, "--model", "fake-model")
     assert done.returncode == Exit.CONFIG
     human = [line for line in done.stderr.splitlines() if not line.startswith("{")]
     assert len(human) == 1 and "HTTP 401" in human[0] and "Traceback" not in done.stderr

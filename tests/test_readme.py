@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import structlog
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()
@@ -41,8 +42,13 @@ def test_every_flag_in_the_readme_exists() -> None:
 )
 def test_the_library_example_runs_as_written(capsys: pytest.CaptureFixture[str]) -> None:
     """The example uses the embedded model, so a newcomer can run it as it stands."""
-    exec(compile(PYTHON[0], "README.md", "exec"), {})  # noqa: S102 - our own README's example
+    try:
+        exec(compile(PYTHON[0], "README.md", "exec"), {})  # noqa: S102 - our own README's example
+    finally:
+        structlog.reset_defaults()
     out = capsys.readouterr().out
     counts = out.splitlines()[0]
     assert all(f"'{status}':" in counts for status in ("refined", "unchanged", "rejected"))
     assert out.splitlines()[2].startswith("0 (2, 3) ")  # the one block: lines [2, 3)
+    assert out.splitlines()[3] == "# Notes"  # then the report itself, and no log line
+    assert "refine.start" not in out and "event" not in out

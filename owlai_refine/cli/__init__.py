@@ -10,6 +10,7 @@ Errors are one line on stderr and an exit code (:class:`Exit`), never a tracebac
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
@@ -21,6 +22,7 @@ import anyio
 import httpx2
 import pydantic
 import structlog
+from rich.console import Console
 
 from owlai_refine._version import __version__
 from owlai_refine.cassette import RecordingTransport, ReplayTransport
@@ -33,10 +35,20 @@ from owlai_refine.cli.files import (
     write_atomic,
 )
 from owlai_refine.cli.logs import configure_json_logging
+from owlai_refine.cli.preflight import check_servers
+from owlai_refine.cli.progress import (
+    LiveProgress,
+    RunTracker,
+    default_ledger_path,
+    stderr_is_terminal,
+    summary,
+)
 from owlai_refine.config import Backend, RefineConfig
 from owlai_refine.errors import CassetteError, ConfigError, OutputError, RefineError
+from owlai_refine.events import log_event
 from owlai_refine.exit_codes import Exit
 from owlai_refine.parser import parse
+from owlai_refine.prompt import skip_reason
 from owlai_refine.refiner import refine
 from owlai_refine.results import RefineResult
 
@@ -90,7 +102,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("report", help="the Markdown report to refine ('-' reads stdin)")
     p.add_argument("-o", "--output", metavar="OUT", help="write here (atomically); default stdout")
-    p.add_argument("--in-place", action="store_true", help="replace REPORT, keeping REPORT.bak")
+    p.add_argument(
+        "--in-place",
+        action="store_true",
+        help="replace REPORT, keeping what it replaced as a numbered backup REPORT.~N~ "
+        "(never overwritten)",
+    )
     p.add_argument(
         "--base-url",
         default=env("OWLAI_REFINE_BASE_URL"),
@@ -108,7 +125,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--model",
         default=env("OWLAI_REFINE_MODEL"),
-        help="model name [$OWLAI_REFINE_MODEL]; unset: the server's only model",
+        help="model name, checked against the server's /v1/models before the first block "
+        "[$OWLAI_REFINE_MODEL]; unset: the server's only model (embedded: smollm2)",
     )
     p.add_argument(
         "--backend",
@@ -122,7 +140,8 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=env("OWLAI_REFINE_CONCURRENCY"),
         metavar="N",
-        help="requests in flight; for vLLM use its max_num_seqs [$OWLAI_REFINE_CONCURRENCY]",
+        help="requests in flight; for vLLM use its max_num_seqs (default: 4 self-hosted, "
+        "12 cloud) [$OWLAI_REFINE_CONCURRENCY]",
     )
     p.add_argument(
         "--limiter-lease",
@@ -131,7 +150,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="Redis limiter: a dead worker's slots come back within this time (default 30)",
     )
-    p.add_argument("--temperature", type=float, default=None, help="sampling temperature")
+    p.add_argument(
+        "--temperature",
+        type=float,
+        default=None,
+        help=f"sampling temperature (default {RefineConfig.model_fields['temperature'].default})",
+    )
     p.add_argument(
         "--max-output-tokens",
         type=int,
@@ -140,13 +164,25 @@ def _parser() -> argparse.ArgumentParser:
         help="cap on each block's max_tokens (default 4096; each block asks for about twice its "
         "own length plus 64)",
     )
-    p.add_argument("--no-stream", action="store_true", help="ask for whole replies, not streams")
-    p.add_argument("--log-file", metavar="PATH", help="append the JSON log here, not to stderr")
+    p.add_argument(
+        "--no-stream", action="store_true", help="ask for whole replies (default: streamed)"
+    )
+    p.add_argument(
+        "--log-file",
+        metavar="PATH",
+        help="append the JSON log (the usage ledger) here; default: stderr, or at a terminal "
+        f"{_home(default_ledger_path())}, with a progress display on stderr",
+    )
     p.add_argument(
         "--log-level", choices=["debug", "info", "warning", "error"], default="info",
-        help="debug adds each block's text and reply",
+        help="debug adds each block's text and reply (default info)",
     )  # fmt: skip
-    p.add_argument("--dry-run", action="store_true", help="list what would be sent; no calls")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="list every block (sent or skipped, why, and its opening words); no calls, "
+        "nothing written",
+    )
     tape = p.add_mutually_exclusive_group()
     tape.add_argument("--record", metavar="CASSETTE", help="append every exchange to CASSETTE")
     tape.add_argument("--replay", metavar="CASSETTE", help="answer from CASSETTE; no network")
@@ -162,6 +198,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"refine (owlai-refine) {__version__}")
     return p
+
+
+def _home(path: Path) -> str:
+    """``path`` with the home directory written ``~``, as a person would type it."""
+    try:
+        return "~/" + str(path.relative_to(Path.home()))
+    except ValueError:
+        return str(path)
 
 
 def _config(args: argparse.Namespace) -> RefineConfig:
@@ -232,48 +276,143 @@ async def _with_signals(
     return (None, caught) if caught is not None else (result, None)
 
 
-def _refine_report(args: argparse.Namespace, err: TextIO) -> Exit:
-    config = _config(args)
-    source = read_report(args.report, args.max_bytes)
-    output = args.output
+def _output(args: argparse.Namespace) -> str | None:
+    """Where the refined report goes (``None``: stdout): the flags checked before the report is
+    read, so that ``refine - --in-place`` reads no stdin to refuse it."""
+    output: str | None = args.output
     if args.in_place:
-        if args.report == "-" or output:
-            raise ConfigError("--in-place replaces REPORT itself: give a file and no -o")
+        if args.report == "-":
+            raise ConfigError("--in-place replaces REPORT itself: give a file, not '-' (stdin)")
+        if output:
+            raise ConfigError("--in-place replaces REPORT itself: leave out -o")
         output = args.report
     elif output and args.report != "-" and same_file(args.report, output):
-        raise OutputError(f"{output}: is the input; use --in-place to replace it (keeps a .bak)")
-    if output:
+        raise OutputError(
+            f"{output}: is the input; use --in-place to replace it (keeps a numbered backup)"
+        )
+    return output
+
+
+def _preflight(args: argparse.Namespace, config: RefineConfig, source: str) -> None:
+    """Ask the servers for their models before the first block, unless nothing will be sent or
+    a cassette answers (replay)."""
+    doc = parse(source, reference_headings=config.reference_headings)
+    if args.replay or not any(skip_reason(b, config.max_block_tokens) is None for b in doc.blocks):
+        return
+    if config.base_urls:
+        anyio.run(check_servers, config, config.base_urls)
+
+
+def _refine_report(args: argparse.Namespace, run: _Session) -> Exit:
+    config = _config(args)
+    output = _output(args)
+    source = read_report(args.report, args.max_bytes)
+    if output and not args.dry_run:  # a dry run writes nothing
         check_writable(output)
     if args.dry_run:
         print_plan(parse(source, reference_headings=config.reference_headings), config, sys.stdout)
         return Exit.OK
     transport = _transport(args)
+    _preflight(args, config, source)
     report_id = Path(args.report).stem[:40] if args.report != "-" else "stdin"
-    with structlog.contextvars.bound_contextvars(report_id=report_id):
+    with structlog.contextvars.bound_contextvars(report_id=report_id), run.live(args.report):
         result, caught = anyio.run(
-            _with_signals, lambda: refine(source, config, transport=transport, report_id=report_id)
+            _with_signals,
+            lambda: refine(
+                source,
+                config,
+                transport=transport,
+                report_id=report_id,
+                sinks=[log_event, run.tracker.sink],
+            ),
         )
         if result is None:
             _log.warning("refine.interrupted", signal=signal.Signals(caught or 2).name)
-            err.write("refine: interrupted; no output was written\n")
-            return Exit.TERMINATED if caught == signal.SIGTERM else Exit.INTERRUPTED
+    err = run.err
+    if result is None:
+        err.write("refine: interrupted; no output was written\n")
+        return Exit.TERMINATED if caught == signal.SIGTERM else Exit.INTERRUPTED
+    return _finish(args, run, result, output)
+
+
+def _finish(
+    args: argparse.Namespace, run: _Session, result: RefineResult, output: str | None
+) -> Exit:
+    """Write the refined report (unless no request reached a server), then tell the person."""
+    err, tracker = run.err, run.tracker
+    if tracker.requests and not tracker.reached and not args.replay:
+        raise ConfigError(
+            f"no request reached {tracker.base_url} ({tracker.last_error}); nothing was written"
+        )
+    backup = None
     if output:
-        write_atomic(output, result.text, backup=args.in_place)
+        backup = write_atomic(output, result.text, backup=args.in_place)
     else:
         sys.stdout.buffer.write(result.text.encode("utf-8"))
         sys.stdout.flush()
-    if args.log_file:
-        counts = ", ".join(f"{v} {k}" for k, v in result.counts.items() if v)
-        err.write(f"refine: {counts or 'no blocks'} in {result.elapsed_s:.1f} s\n")
+    if run.console is not None:
+        for line in summary(
+            result, tracker, wrote=output or "stdout", ledger=run.ledger, backup=str(backup or "")
+        ):
+            run.console.print(line, highlight=False, soft_wrap=True)
+    else:
+        if args.log_file:
+            counts = ", ".join(f"{v} {k}" for k, v in result.counts.items() if v)
+            err.write(f"refine: {counts or 'no blocks'} in {result.elapsed_s:.1f} s\n")
+        if backup:
+            err.write(f"refine: the replaced text is kept as {backup}\n")
     code = Exit.for_result(result)
     if code is Exit.LIMITER:
         err.write(f"refine: {result.stop_reason}; unsent blocks kept their text\n")
     elif code is Exit.PARTIAL:
+        why = result.failed[0].reason if result.failed else ""
         err.write(
             f"refine: {len(result.failed)} blocks failed and kept their text"
-            f"{f' ({result.stop_reason})' if result.stop_reason else ''}\n"
+            f"{f' ({result.stop_reason})' if result.stop_reason else ''}"
+            f"{f'; first error: {why}' if why else ''}\n"
         )
     return code
+
+
+class _Session:
+    """Where this run's output for people and for machines goes: at a terminal, a progress
+    display and summary on stderr and the JSON log in a file (``--log-file`` or the default
+    ledger); elsewhere the JSON log on stderr (or ``--log-file``) as before."""
+
+    def __init__(self, args: argparse.Namespace, err: TextIO) -> None:
+        self.err = err
+        self.tracker = RunTracker()
+        self.console: Console | None = None
+        self.ledger = args.log_file or ""
+        self.log_stream: TextIO = err
+        if stderr_is_terminal(err) and not args.dry_run:
+            self.console = Console(file=err, force_terminal=True, highlight=False)
+            self.ledger = args.log_file or _home(default_ledger_path())
+            path = Path(args.log_file) if args.log_file else default_ledger_path()
+            if not args.log_file:
+                with contextlib.suppress(OSError):
+                    path.parent.mkdir(parents=True, exist_ok=True)
+            self.log_stream = self._open(path)
+        elif args.log_file:
+            self.log_stream = self._open(Path(args.log_file))
+
+    @staticmethod
+    def _open(path: Path) -> TextIO:
+        try:
+            return path.open("a", encoding="utf-8", buffering=1)
+        except OSError as exc:
+            raise OutputError(f"{path}: cannot open log file ({exc.strerror})") from exc
+
+    def live(self, name: str) -> contextlib.AbstractContextManager[object]:
+        """The live display while the run goes (nothing when stderr is not a terminal)."""
+        if self.console is None:
+            return contextlib.nullcontext()
+        label = "stdin" if name == "-" else Path(name).name
+        return LiveProgress(self.console, self.tracker, label)
+
+    def close(self) -> None:
+        if self.log_stream is not self.err:
+            self.log_stream.close()
 
 
 def _run_subcommand(name: str, argv: list[str]) -> int:
@@ -291,21 +430,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_subcommand(command, args_list)
     args = _parser().parse_args(args_list)
     err = sys.stderr
-    log_stream: TextIO = err
+    run: _Session | None = None
     try:
-        if args.log_file:
-            try:
-                log_stream = Path(args.log_file).open("a", encoding="utf-8", buffering=1)  # noqa: SIM115 - open for the whole run
-            except OSError as exc:
-                raise OutputError(
-                    f"{args.log_file}: cannot open log file ({exc.strerror})"
-                ) from exc
+        run = _Session(args, err)
         secrets = [os.environ.get("OPENAI_API_KEY", "")]
-        configure_json_logging(log_stream, args.log_level, secrets)
-        return int(_refine_report(args, err))
+        configure_json_logging(run.log_stream, args.log_level, secrets)
+        return int(_refine_report(args, run))
     except RefineError as exc:
         code = Exit.for_error(exc)
-        if log_stream is not err:  # on stderr the one human line below says it all
+        if run is not None and run.log_stream is not err:  # else the human line says it all
             _log.error("refine.error", error=str(exc), kind=type(exc).__name__, exit=int(code))
         err.write(f"refine: {exc}\n")
         return int(code)
@@ -317,10 +450,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         err.write("refine: interrupted; no output was written\n")
         return int(Exit.INTERRUPTED)
     except Exception as exc:
-        if log_stream is not err:
+        if run is not None and run.log_stream is not err:
             _log.exception("refine.internal_error")
         err.write(f"refine: internal error: {type(exc).__name__}: {exc} (please report this)\n")
         return int(Exit.BUG)
     finally:
-        if log_stream is not err:
-            log_stream.close()
+        if run is not None:
+            run.close()

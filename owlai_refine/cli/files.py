@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -16,7 +17,14 @@ from pathlib import Path
 
 from owlai_refine.errors import InputError, OutputError
 
-__all__ = ["DEFAULT_MAX_BYTES", "check_writable", "read_report", "same_file", "write_atomic"]
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "check_writable",
+    "next_backup",
+    "read_report",
+    "same_file",
+    "write_atomic",
+]
 
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024
 """Reports above 16 MiB are refused unless ``--max-bytes`` says otherwise. The largest real
@@ -84,16 +92,49 @@ def check_writable(path: str) -> None:
         raise OutputError(f"{path}: file is not writable")
 
 
-def write_atomic(path: str, text: str, *, backup: bool = False) -> None:
+def next_backup(path: str) -> Path:
+    """The next numbered backup name for ``path``, as GNU ``cp --backup=numbered`` names them:
+    ``report.md.~1~``, then ``report.md.~2~``, ... (one more than the highest that exists)."""
+    target = Path(path)
+    pattern = re.compile(re.escape(target.name) + r"\.~(\d+)~")
+    numbers = [
+        int(m.group(1))
+        for p in (target.parent if str(target.parent) else Path(".")).iterdir()
+        if (m := pattern.fullmatch(p.name))
+    ]
+    return target.with_name(f"{target.name}.~{max(numbers, default=0) + 1}~")
+
+
+def _make_backup(target: Path) -> Path:
+    """Copy ``target`` to its next numbered backup, created exclusively (never overwriting a
+    backup, even one made by another process meanwhile); its path."""
+    while True:
+        backup = next_backup(str(target))
+        try:
+            fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            continue
+        with os.fdopen(fd, "wb") as fh, target.open("rb") as src:
+            shutil.copyfileobj(src, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        shutil.copystat(target, backup)
+        return backup
+
+
+def write_atomic(path: str, text: str, *, backup: bool = False) -> Path | None:
     """Write ``text`` (UTF-8, byte-exact) to ``path`` atomically. With ``backup=True`` an
-    existing file is first copied to ``path + ".bak"``. An existing file's permission bits are
+    existing file is first copied to a new numbered backup (``path.~N~``, see
+    :func:`next_backup`); no backup is ever overwritten. An existing file's permission bits are
     kept; a new file gets ``0666`` less the umask, as ``open()`` would give it.
-    Raises :class:`OutputError`; on any failure the target is untouched."""
+    Returns the backup's path (``None`` if none was made). Raises :class:`OutputError`; on any
+    failure the target is untouched."""
     target = Path(path)
     check_writable(path)
+    made: Path | None = None
     try:
         if backup and target.exists():
-            shutil.copy2(target, target.with_name(target.name + ".bak"))
+            made = _make_backup(target)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as exc:
         raise OutputError(f"{path}: cannot write ({exc.strerror or exc})") from exc
@@ -115,3 +156,4 @@ def write_atomic(path: str, text: str, *, backup: bool = False) -> None:
         if isinstance(exc, OSError):
             raise OutputError(f"{path}: cannot write ({exc.strerror or exc})") from exc
         raise
+    return made
