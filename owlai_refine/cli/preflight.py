@@ -7,6 +7,7 @@ per block.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 import httpx2
@@ -23,8 +24,22 @@ _PREFLIGHT_READ_S = 30.0
 
 
 def _why(exc: BaseException) -> str:
-    cause = exc.__cause__ or exc
-    text = str(cause).strip() or type(cause).__name__
+    """The most specific reason in ``exc``'s chain (``Connection refused`` rather than
+    httpx's ``All connection attempts failed``), at most 120 characters."""
+    reason: BaseException = exc
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.strerror:
+            reason = seen
+            break
+        reason = seen
+        seen = seen.__cause__ or seen.__context__
+    if isinstance(reason, OSError) and reason.errno and reason.errno > 0:
+        text = os.strerror(reason.errno)  # asyncio words it "Connect call failed (host, port)"
+    elif isinstance(reason, OSError) and reason.strerror:
+        text = reason.strerror
+    else:
+        text = str(reason).strip() or type(reason).__name__
     return text if len(text) <= 120 else text[:119] + "\u2026"
 
 
