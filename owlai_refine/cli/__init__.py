@@ -16,13 +16,12 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import anyio
 import httpx2
 import pydantic
 import structlog
-from rich.console import Console
 
 from owlai_refine._version import __version__
 from owlai_refine.cassette import RecordingTransport, ReplayTransport
@@ -51,6 +50,9 @@ from owlai_refine.parser import parse
 from owlai_refine.prompt import skip_reason
 from owlai_refine.refiner import refine
 from owlai_refine.results import RefineResult
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["COMMANDS", "Exit", "main", "split_command"]
 
@@ -386,6 +388,8 @@ class _Session:
         self.ledger = args.log_file or ""
         self.log_stream: TextIO = err
         if stderr_is_terminal(err) and not args.dry_run:
+            from rich.console import Console  # noqa: PLC0415 - only at a terminal
+
             self.console = Console(file=err, force_terminal=True, highlight=False)
             self.ledger = args.log_file or _home(default_ledger_path())
             path = Path(args.log_file) if args.log_file else default_ledger_path()

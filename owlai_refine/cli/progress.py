@@ -15,22 +15,15 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import TextIO
-
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from typing import TYPE_CHECKING, TextIO
 
 from owlai_refine.events import BlockSettled, CallFinished, CallStarted, RefineEvent, RunStarted
 from owlai_refine.guard import reason_group
 from owlai_refine.results import RefineResult
+
+if TYPE_CHECKING:  # rich loads only when a display is drawn (at a terminal)
+    from rich.console import Console
+    from rich.progress import TaskID
 
 __all__ = ["LiveProgress", "RunTracker", "default_ledger_path", "stderr_is_terminal", "summary"]
 
@@ -130,6 +123,15 @@ class LiveProgress:
     ``console``, normally stderr) until the block ends; the tracker's events update it."""
 
     def __init__(self, console: Console, tracker: RunTracker, name: str) -> None:
+        from rich.progress import (  # noqa: PLC0415 - only at a terminal
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
         self.console = console
         self.tracker = tracker
         self.progress = Progress(
