@@ -38,12 +38,15 @@ __all__ = [
 
 def request_key(method: str, path: str, body: bytes) -> str:
     """The cassette key of a request: SHA-256 (hex, 32 chars) of its JSON body with sorted keys
-    and no whitespace, or of ``"METHOD path"`` for a request without a body."""
+    and no whitespace, or of ``"METHOD path"`` for a request without a body. A ``priority``
+    field is left out: a scheduling hint for the server (``RefineConfig.priority``), which
+    changes when a reply comes, not what it says."""
     if body:
         try:
-            canonical = json.dumps(
-                json.loads(body), sort_keys=True, separators=(",", ":"), ensure_ascii=False
-            )
+            data = json.loads(body)
+            if isinstance(data, dict):
+                data.pop("priority", None)
+            canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         except ValueError:
             canonical = body.decode("utf-8", "replace")
     else:

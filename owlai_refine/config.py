@@ -148,6 +148,17 @@ class RefineConfig(_Frozen):
     process using the same Redis (needs ``owlai-refine[redis]``)."""
     limiter_lease_s: float = Field(default=30.0, ge=0.1, le=3600)
     """Redis limiter: a slot held by a worker that died comes back within this many seconds."""
+    priority: int = Field(default=10, ge=-(2**31), le=2**31 - 1)
+    """vLLM request priority for self-hosted endpoints (lower is served first; people's chat
+    turns use the default 0, so 10 makes the refine a background tenant). Sent only to
+    self-hosted endpoints and never to one known to refuse it (an HTTP 400 naming the field
+    drops it for that endpoint and the request is sent again at once). 0: never sent."""
+    adaptive: bool = False
+    """Self-hosted endpoints: adjust the cap on requests in flight about once a second from the
+    server's ``/metrics`` (see :mod:`owlai_refine.adaptive`): leave a slot free while others'
+    requests run or wait, grow back to :attr:`slots` (never above) when the server is ours."""
+    adaptive_interval_s: float = Field(default=1.0, gt=0, le=60)
+    """Seconds between two readings of ``/metrics`` by the adaptive cap."""
     set_aside_s: float = Field(default=30.0, ge=0)
     """With several endpoints: how long one that refused a connection gets no new requests
     (it is probed meanwhile and comes back as soon as it answers)."""

@@ -47,6 +47,7 @@ from owlai_refine.events import (
     SpliceCheckFailed,
 )
 from owlai_refine.guard import check_reply, watchdog_for
+from owlai_refine.priority import PriorityPolicy
 from owlai_refine.prompt import (
     build_messages,
     estimate_tokens,
@@ -141,6 +142,7 @@ class _Run:
     sinks: Sequence[EventSink]
     breaker: Breaker
     context: str
+    priority: PriorityPolicy
     totals: Counter[str] = field(default_factory=Counter)
     dispatching: anyio.CancelScope | None = None
     """The dispatch step's scope: an error that ends the run cancels it at once."""
@@ -238,6 +240,37 @@ class _Run:
                 return _Sent(reply, request_id, attempt, request.max_tokens)
         raise AssertionError("unreachable: tenacity re-raises the last error")  # pragma: no cover
 
+    async def call(
+        self, request: _Request, endpoint: Endpoint, request_id: str, attempt: int
+    ) -> Reply:
+        """One request, with ``priority`` where the endpoint takes it; sent again at once
+        without the field if the server refuses it (see :mod:`owlai_refine.priority`)."""
+        call = partial(
+            call_model,
+            endpoint.client,
+            model=endpoint.model,
+            messages=request.messages,
+            max_tokens=request.max_tokens,
+            temperature=self.config.temperature,
+            request_id=request_id,
+            attempt=attempt,
+            stream=self.config.stream,
+        )
+        block, stream = request.block, self.config.stream
+        body = self.priority.body(endpoint.base_url, self.config.extra_body)
+        try:
+            # a fresh detector per attempt: a retry starts a new reply
+            return await call(
+                extra_body=body, watchdog=watchdog_for(block, self.config.guard) if stream else None
+            )
+        except FatalCallError as exc:
+            if not self.priority.refused(endpoint.base_url, body, exc):
+                raise
+        return await call(
+            extra_body=self.config.extra_body,
+            watchdog=watchdog_for(block, self.config.guard) if stream else None,
+        )
+
     async def attempt(
         self, request: _Request, request_id: str, attempt: int, on_send: Callable[[], None]
     ) -> Reply:
@@ -253,19 +286,7 @@ class _Run:
             on_send()
             self.emit(CallStarted(self.report_id, block.id, attempt))
             try:
-                reply = await call_model(
-                    endpoint.client,
-                    model=endpoint.model,
-                    messages=request.messages,
-                    max_tokens=request.max_tokens,
-                    temperature=self.config.temperature,
-                    request_id=request_id,
-                    attempt=attempt,
-                    stream=self.config.stream,
-                    extra_body=self.config.extra_body,
-                    # a fresh detector per attempt: a retry starts a new reply
-                    watchdog=watchdog_for(block, self.config.guard) if self.config.stream else None,
-                )
+                reply = await self.call(request, endpoint, request_id, attempt)
             except BlockCallError as exc:
                 self.breaker.note(exc)
                 self.emit(call(status_code=exc.status, error=str(exc)))
@@ -425,6 +446,7 @@ async def refine_document(
         sinks=sinks,
         breaker=Breaker(config.max_consecutive_connection_failures),
         context=report_context(doc, config.report_context_chars),
+        priority=PriorityPolicy(config),
     )
     to_send, outcomes = plan(doc, config)
     run.emit(

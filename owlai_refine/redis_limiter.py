@@ -212,6 +212,19 @@ class RedisLimiter:
         """The number of slots this instance asks for (requests in flight, over all workers)."""
         return float(self._slots)
 
+    def set_slots(self, slots: int) -> None:
+        """Ask for ``slots`` from now on (the adaptive cap, :mod:`owlai_refine.adaptive`).
+
+        Registered at this instance's next acquisition or renewal; the smallest count asked for
+        by a live instance is the cap in force, so a lower count shrinks the shared cap for
+        every worker. Its slots_conflict WARNING is off from then on (a deliberate difference).
+        Raises ``ValueError`` if ``slots < 1``.
+        """
+        if slots < 1:
+            raise ValueError(f"a limiter needs at least 1 slot, got {slots}")
+        self._slots = slots
+        self._cap_warned = True
+
     @property
     def lease_s(self) -> float:
         """Seconds a slot stays held without renewal."""

@@ -28,6 +28,7 @@ import anyio.from_thread
 import httpx2
 import structlog
 
+from owlai_refine.adaptive import start_adaptive
 from owlai_refine.blocks import Document
 from owlai_refine.config import RefineConfig
 from owlai_refine.endpoint import open_pool
@@ -106,6 +107,7 @@ class Refiner:
             routing = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(routing.cancel_scope.cancel)  # runs first on exit: stop dispatchers
             pool.start(routing)
+            start_adaptive(routing, pool, self.config, self.transport)
             self._pool, self._stack = pool, stack.pop_all()
         return self
 

@@ -146,6 +146,21 @@ def _parser() -> argparse.ArgumentParser:
         "12 cloud) [$OWLAI_REFINE_CONCURRENCY]",
     )
     p.add_argument(
+        "--priority",
+        type=int,
+        default=env("OWLAI_REFINE_PRIORITY", "10"),
+        metavar="N",
+        help="vLLM request priority on self-hosted servers started with --scheduling-policy "
+        "priority (lower goes first; chat turns use 0; default 10; 0: not sent) "
+        "[$OWLAI_REFINE_PRIORITY]",
+    )
+    p.add_argument(
+        "--adaptive",
+        action="store_true",
+        help="self-hosted: follow the server's /metrics about once a second, leaving a slot "
+        "free while others' requests run (down to 1), back up to --concurrency when alone",
+    )
+    p.add_argument(
         "--limiter-lease",
         type=float,
         default=30.0,
@@ -219,6 +234,8 @@ def _config(args: argparse.Namespace) -> RefineConfig:
         "model": args.model or None,
         "backend": args.backend,
         "concurrency": args.concurrency,
+        "priority": args.priority,
+        "adaptive": args.adaptive,
         "stream": not args.no_stream,
         "log_text": args.log_level == "debug",
     }

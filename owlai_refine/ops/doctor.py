@@ -12,6 +12,11 @@ Each check gives one :class:`Check` with status ``pass``, ``warn`` or ``fail``:
                        (larger: warn; smaller: fail, requests would queue inside vLLM)
 ``speculative``        whether speculative decoding is configured (informational: pass)
 ``request-id``         a live chat request sent with ``X-Request-Id`` comes back carrying it
+``scheduling``         the server's scheduling policy: ``priority`` (``--scheduling-policy
+                       priority`` in the logged args) passes; first-come-first-served warns
+                       (people's chat turns wait behind refine requests). Without the log, a
+                       live 1-token request with ``priority`` 1: refused (HTTP 400) is FCFS;
+                       accepted is unknown (vLLM 0.32 accepts it on both policies)
 =====================  =====================================================================
 
 Checks that need the startup log warn ("skipped") without ``--server-log``; the KV check falls
@@ -224,6 +229,50 @@ async def _request_id_check(inp: DoctorInput, model: str) -> Check:
     )
 
 
+_FCFS_ADVICE = (
+    "people's chat turns wait behind refine requests: start vLLM with --scheduling-policy "
+    "priority (refine sends priority 10, chat turns 0)"
+)
+
+
+def _scheduling_from_log(log: ServerLog) -> Check:
+    policy = (log.args or {}).get("scheduling_policy", "fcfs")
+    if policy == "priority":
+        return Check("scheduling", "pass", "priority (log: --scheduling-policy priority)")
+    return Check("scheduling", "warn", f"{policy} (log): {_FCFS_ADVICE}")
+
+
+async def _scheduling_check(inp: DoctorInput, model: str | None) -> Check:
+    if inp.log is not None and inp.log.args is not None:
+        return _scheduling_from_log(inp.log)
+    if model is None:
+        return Check("scheduling", "warn", "skipped: no model to send to")
+    client = openai.AsyncOpenAI(
+        base_url=inp.endpoint.v1, api_key=inp.api_key, max_retries=0, timeout=inp.timeout_s
+    )
+    try:
+        await client.chat.completions.create(
+            model=model,
+            messages=[{"role": "user", "content": "Say OK."}],
+            max_tokens=1,
+            extra_body={"priority": 1},
+        )
+    except openai.BadRequestError as exc:
+        if "priority" in str(exc).lower():
+            return Check("scheduling", "warn", f"fcfs (refused priority: HTTP 400): {_FCFS_ADVICE}")
+        return Check("scheduling", "warn", f"unknown: the probe failed: {exc}")
+    except openai.OpenAIError as exc:
+        return Check("scheduling", "warn", f"unknown: the probe failed: {type(exc).__name__}")
+    finally:
+        await client.close()
+    return Check(
+        "scheduling",
+        "warn",
+        "unknown: priority accepted, which vLLM 0.32 does on both policies; pass --server-log "
+        "to read it",
+    )
+
+
 async def run_checks(inp: DoctorInput, http: httpx2.AsyncClient) -> list[Check]:
     """Run every check against the live server; never raises for a server problem (a failed
     check says it). ``http`` is used for the plain GETs."""
@@ -246,6 +295,7 @@ async def run_checks(inp: DoctorInput, http: httpx2.AsyncClient) -> list[Check]:
         checks.append(Check("request-id", "fail", "skipped: no model to send to"))
     else:
         checks.append(await _request_id_check(inp, chosen.id))
+    checks.append(await _scheduling_check(inp, chosen.id if chosen is not None else None))
     return checks
 
 

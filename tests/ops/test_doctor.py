@@ -13,6 +13,7 @@ from owlai_refine.ops.serverlog import parse_server_log
 from .conftest import FIXTURES, Stub, fixture_text
 
 WITH_PP = FIXTURES / "startup-presence-penalty.log"
+PRIORITY = FIXTURES / "startup-priority.log"  # the same recipe with --scheduling-policy priority
 WITHOUT_PP = FIXTURES / "startup-no-presence-penalty.log"
 
 
@@ -84,10 +85,11 @@ def test_no_override_line_fails() -> None:
 
 
 def test_live_all_pass_exit_0(stub: Stub, capsys: pytest.CaptureFixture[str]) -> None:
-    code = run_doctor(["--base-url", stub.url, "--server-log", str(WITH_PP), "--json"])
+    code = run_doctor(["--base-url", stub.url, "--server-log", str(PRIORITY), "--json"])
     checks = _by_name(json.loads(capsys.readouterr().out))
     assert code == 0
     assert {c["status"] for c in checks.values()} == {"pass"}
+    assert checks["scheduling"]["detail"] == "priority (log: --scheduling-policy priority)"
     assert checks["models"]["detail"] == "smollm2: max_model_len 4096, owned_by vllm"
     sent = stub.state.requests[0]
     assert sent["max_tokens"] == 1
@@ -100,7 +102,8 @@ def test_live_without_presence_penalty_exit_4(
     out = capsys.readouterr().out
     assert code == EXIT_CHECK_FAILED == 4
     assert "FAIL  override        server defaults {'max_tokens': 48} lack presence_penalty" in out
-    assert out.rstrip().endswith("5 pass, 0 warn, 1 fail")
+    assert "WARN  scheduling      fcfs (log): people's chat turns wait" in out
+    assert out.rstrip().endswith("5 pass, 1 warn, 1 fail")
 
 
 def test_live_request_id_not_echoed_fails(stub: Stub, capsys: pytest.CaptureFixture[str]) -> None:

@@ -318,3 +318,25 @@ async def test_renewal_failure_is_logged_and_release_does_not_raise(
         for entry in logs
         if entry["event"] in {"limiter.renew_failed", "limiter.lease_lost"}
     )
+
+
+async def test_set_slots_shrinks_the_shared_cap_for_every_worker(redis_server: RedisServer) -> None:
+    """The adaptive cap lowers one worker's count; the smallest count in force binds all."""
+    counter = InFlight()
+    async with limiters(redis_server.url, 2) as (a, b):
+        a.set_slots(1)
+        async with a:  # registers a's count of 1 before any b takes a slot
+            pass
+        with capture_logs() as logs:
+            async with anyio.create_task_group() as tg:
+                for i in range(12):
+                    tg.start_soon(counter.run, (a, b)[i % 2], 0.02)
+        snapshot = await b.snapshot()
+        with pytest.raises(ValueError, match="at least 1"):
+            a.set_slots(0)
+    assert counter.done == 12
+    assert counter.max == 1
+    assert snapshot.cap == 1
+    assert not _events(logs, "limiter.slots_conflict") or all(
+        e["slots"] == 4 for e in _events(logs, "limiter.slots_conflict")
+    )  # only the worker that did not shrink may say so

@@ -65,6 +65,8 @@ class Fault:
 
     status: int | None = None
     """Answer with this HTTP status and an OpenAI-style error body."""
+    message: str | None = None
+    """The error body's message (default ``injected STATUS``)."""
     headers: dict[str, str] = field(default_factory=dict)
     body: str | None = None
     """Answer 200 with this raw body (e.g. malformed JSON)."""
@@ -316,7 +318,8 @@ class _Handler(QuietHandler):
                 return  # the client gave up: like vLLM, abort the request and free the slot
             headers = {"x-request-id": seen.request_id or ""} if owner.echo_request_id else {}
             if fault is not None and fault.status is not None:
-                error = {"error": {"message": f"injected {fault.status}", "type": "fault"}}
+                message = fault.message or f"injected {fault.status}"
+                error = {"error": {"message": message, "type": "fault"}}
                 self._send_json(fault.status, error, {**headers, **fault.headers})
                 return
             if fault is not None and fault.body is not None:
