@@ -1,7 +1,7 @@
 """The ``refine`` command: files, flags, environment, logging and exit codes.
 
     refine REPORT.md [-o OUT.md] [--base-url URL] [--model NAME] [--backend cloud|self-hosted]
-    refine stats|bench|doctor ...      operator tools (see ``refine stats --help``)
+    refine stats|bench|doctor|plan ... operator tools (see ``refine stats --help``)
     refine -- stats                    refine a report named like a command (or ./stats)
 
 Errors are one line on stderr and an exit code (:class:`Exit`), never a traceback.
@@ -63,6 +63,7 @@ COMMANDS: dict[str, str] = {
     "stats": "usage-ledger figures (input-token quantiles) from refine's JSON logs",
     "doctor": "check a vLLM server's settings, startup log and /metrics",
     "bench": "sweep client-side concurrency against one running server",
+    "plan": "KV cache size and full windows a vLLM server will have, before starting it",
 }
 """The operator subcommands: name -> one-line help. Each is ``run_<name>(argv)`` in
 :mod:`owlai_refine.ops`, loaded only when asked for."""

@@ -1,4 +1,4 @@
-"""Operator tools: ``refine stats``, ``refine doctor``, ``refine bench``.
+"""Operator tools: ``refine stats``, ``refine doctor``, ``refine bench``, ``refine plan``.
 
 Each command has an entry function taking its arguments (without the command words) and
 returning the exit code; the core CLI dispatches ``refine stats ...`` to :func:`run_stats` etc.
@@ -37,11 +37,13 @@ from owlai_refine.ops.benchfmt import format_result
 from owlai_refine.ops.doctor import Check, DoctorInput, checks_json, format_checks, run_checks
 from owlai_refine.ops.http import server_urls
 from owlai_refine.ops.ledger import read_ledgers
+from owlai_refine.ops.plancli import add_plan_arguments, format_plans, plan_json, plans
 from owlai_refine.ops.plot import plot_points
+from owlai_refine.ops.quantiles import quantile
 from owlai_refine.ops.serverlog import ServerLog, parse_server_log
 from owlai_refine.ops.stats import format_stats, ledger_stats
 
-__all__ = ["EXIT_CHECK_FAILED", "run_bench", "run_doctor", "run_stats"]
+__all__ = ["EXIT_CHECK_FAILED", "run_bench", "run_doctor", "run_plan", "run_stats"]
 
 EXIT_CHECK_FAILED = 4
 
@@ -305,3 +307,30 @@ def _bench(argv: list[str]) -> int:
     if args.plot:  # after the figures are out: a failed plot loses nothing
         plot_points(result.points, args.plot, f"refine bench: {result.model} @ {result.base_url}")
     return 0
+
+
+# ----------------------------------------------------------------------------------- plan
+def run_plan(argv: list[str]) -> int:
+    """``refine plan --config PATH ...``: KV cache size and maximum concurrency before a vLLM
+    start (see :mod:`owlai_refine.ops.plan`). Exit 0 with a plan (whatever its verdict), 2 for
+    flags that make no setup, 3 for an unreadable config or ledger."""
+
+    def body() -> int:
+        p = _Parser(
+            prog="refine plan",
+            description="The KV cache a vLLM server will have "
+            "(tokens, full windows) for a model, cards and flags; variants side by side.",
+        )
+        add_plan_arguments(p)
+        args = p.parse_args(argv)
+        typical = args.typical_tokens
+        if typical is None and args.ledger:
+            prompts = [c.prompt_tokens for c in read_ledgers(args.ledger).calls if c.prompt_tokens]
+            if not prompts:
+                raise InputError(f"no prompt_tokens in {', '.join(args.ledger)}")
+            typical = int(quantile(prompts, 0.9)) + args.output_tokens
+        ps = plans(args, typical)
+        _out(json.dumps(plan_json(ps), indent=2) if args.json else format_plans(ps))
+        return 0
+
+    return _guard("refine plan", body)
