@@ -29,7 +29,16 @@ from owlai_refine.ops.benchplan import (
     kv_precheck,
     ledger_lengths,
 )
-from owlai_refine.ops.benchreport import Knee, Point, StepStats, find_knee, points, step_stats
+from owlai_refine.ops.benchreport import (
+    Knee,
+    Point,
+    StepStats,
+    find_knee,
+    learn_max_num_seqs,
+    points,
+    queued_steps,
+    step_stats,
+)
 from owlai_refine.ops.crosscheck import (
     CrossCheck,
     ForeignStats,
@@ -105,6 +114,9 @@ class BenchResult(BaseModel):
     max_model_len: int | None
     kv_capacity_tokens: int | None
     kv_capacity_source: str | None
+    max_num_seqs: int | None = None
+    max_num_seqs_source: str | None = None
+    queued_concurrency: list[int] = []
     settings: dict[str, Any]
     lengths: list[LengthFit]
     warnings: list[str]
@@ -306,8 +318,19 @@ async def run_bench_async(opts: BenchOptions, say: Progress) -> BenchResult:
             stats = await run.sweep(bodies)
             t_sweep = time.perf_counter()
             pts = points(stats)
+            log_seqs = opts.server_log.max_num_seqs if opts.server_log is not None else None
+            seqs, seqs_source = learn_max_num_seqs(pts, log_seqs)
+            queued = queued_steps(pts, seqs)
+            if queued:
+                run.warn(
+                    f"the server queued requests at concurrency {', '.join(map(str, queued))} "
+                    f"(max_num_seqs {seqs if seqs is not None else 'unknown'}"
+                    f"{f' from {seqs_source}' if seqs_source else ''}): those steps measure "
+                    "vLLM's queue, not more parallel work, and are never the knee"
+                )
             knees = [
-                find_knee([p for p in pts if p.input_tokens == n], opts.margin) for n in lengths
+                find_knee([p for p in pts if p.input_tokens == n], opts.margin, queued)
+                for n in lengths
             ]
             cross = await run.cross_check(opts.vllm_bench, pts, overhead) if opts.vllm_bench else []
         finally:
@@ -319,6 +342,9 @@ async def run_bench_async(opts: BenchOptions, say: Progress) -> BenchResult:
         max_model_len=max_len,
         kv_capacity_tokens=cap,
         kv_capacity_source=source,
+        max_num_seqs=seqs,
+        max_num_seqs_source=seqs_source,
+        queued_concurrency=queued,
         settings={
             "output_tokens": opts.output_tokens,
             "concurrency": opts.concurrency,

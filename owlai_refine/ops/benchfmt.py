@@ -47,9 +47,11 @@ def format_result(res: BenchResult) -> str:
     """The full human report of one sweep."""
     s = res.settings
     cap = "unknown" if res.kv_capacity_tokens is None else f"{res.kv_capacity_tokens:,} tokens"
+    seqs = "unknown" if res.max_num_seqs is None else str(res.max_num_seqs)
     lines = [
         f"refine bench: {res.model} @ {res.base_url} (max_model_len {res.max_model_len}, "
-        f"KV capacity {cap} from {res.kv_capacity_source or '-'})",
+        f"KV capacity {cap} from {res.kv_capacity_source or '-'}, max_num_seqs {seqs} from "
+        f"{res.max_num_seqs_source or '-'})",
         f"output {s['output_tokens']} tokens, concurrency {s['concurrency']}, "
         f"{s['repeats']} repeat(s) x {s['rounds']} request(s) per slot per step; "
         "medians across repeats, ±half the (max-min)/median spread",
@@ -58,7 +60,7 @@ def format_result(res: BenchResult) -> str:
             f"{f.target:,} (measured {f.measured:,} via {f.counted_by})" for f in res.lengths
         ),
         "",
-        format_table(res.points),
+        format_table(res.points, res.queued_concurrency),
         "",
     ]
     for k in res.knees:

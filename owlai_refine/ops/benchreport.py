@@ -7,7 +7,10 @@ each figure and its spread, ``(max - min) / median``.
 
 The knee (:func:`find_knee`): the smallest concurrency whose median output tokens/s is within
 ``margin`` (default 5%) of the best concurrency's; its cost is the change to the next swept
-concurrency, in throughput, TTFT p50 and per-request decode speed (1 / TPOT p50).
+concurrency, in throughput, TTFT p50 and per-request decode speed (1 / TPOT p50). Steps the
+server queued (:func:`queued_steps`: beyond its ``max_num_seqs``, or requests seen waiting in
+``vllm:num_requests_waiting`` while fewer than the step's concurrency ran) are never the knee:
+their throughput is the server's cap, bought with queueing time in TTFT.
 """
 
 from __future__ import annotations
@@ -27,7 +30,9 @@ __all__ = [
     "StepStats",
     "find_knee",
     "format_table",
+    "learn_max_num_seqs",
     "points",
+    "queued_steps",
     "step_stats",
 ]
 
@@ -57,6 +62,8 @@ class StepStats(BaseModel):
     prefix_cache_hits: float | None
     prefix_cache_queries: float | None
     kv_cache_peak: float | None
+    running_peak: float | None = None
+    waiting_peak: float | None = None
 
 
 class Spread(BaseModel):
@@ -105,6 +112,7 @@ class Knee(BaseModel):
     best_concurrency: int
     best_output_tokens_per_s: float
     next_concurrency: int | None
+    queued: list[int] = []
     throughput_change: float | None
     ttft_change: float | None
     decode_speed_change: float | None
@@ -144,6 +152,8 @@ def step_stats(raw: StepRaw, input_tokens: int, repeat: int) -> StepStats:
         prefix_cache_hits=raw.prefix_hits,
         prefix_cache_queries=raw.prefix_queries,
         kv_cache_peak=raw.kv_peak,
+        running_peak=raw.running_peak,
+        waiting_peak=raw.waiting_peak,
     )
 
 
@@ -160,6 +170,8 @@ _FIGURES = [
     "preemptions",
     "prefix_cache_hits",
     "kv_cache_peak",
+    "running_peak",
+    "waiting_peak",
 ]
 
 
@@ -183,15 +195,18 @@ def _change(new: float | None, old: float | None) -> float | None:
     return None if new is None or old is None or old == 0 else new / old - 1
 
 
-def find_knee(pts: Sequence[Point], margin: float = 0.05) -> Knee:
-    """The knee of one input length's points (all with the same ``input_tokens``).
+def find_knee(pts: Sequence[Point], margin: float = 0.05, queued: Sequence[int] = ()) -> Knee:
+    """The knee of one input length's points (all with the same ``input_tokens``), among the
+    steps whose concurrency is not in ``queued`` (see :func:`queued_steps`); when every step
+    queued, the smallest concurrency, and the sentence says so.
 
     Raises ``ValueError`` if ``pts`` is empty or no point has a throughput.
     """
-    ranked = sorted(
+    measured = sorted(
         (p for p in pts if p.median("output_tokens_per_s") is not None),
         key=lambda p: p.concurrency,
     )
+    ranked = [p for p in measured if p.concurrency not in queued] or measured[:1]
     if not ranked:
         raise ValueError("no step with a throughput")
 
@@ -200,8 +215,9 @@ def find_knee(pts: Sequence[Point], margin: float = 0.05) -> Knee:
 
     best = max(ranked, key=tps)
     knee = next(p for p in ranked if tps(p) >= (1 - margin) * tps(best))
-    later = [p for p in ranked if p.concurrency > knee.concurrency]
+    later = [p for p in measured if p.concurrency > knee.concurrency]
     nxt = later[0] if later else None
+    skipped = [p.concurrency for p in measured if p.concurrency in queued]
 
     def pct(x: float | None) -> str:
         if x is None:
@@ -209,7 +225,13 @@ def find_knee(pts: Sequence[Point], margin: float = 0.05) -> Knee:
         return "+0%" if round(x * 100) == 0 else f"{x:+.0%}"
 
     thr = ttft = decode = None
-    if nxt is None:
+    if len(skipped) == len(measured):
+        nxt = None
+        sentence = (
+            f"every step queued in the server: {knee.concurrency}, the smallest swept, is "
+            "already too many; sweep lower"
+        )
+    elif nxt is None:
         sentence = (
             f"knee at {knee.concurrency}, the largest concurrency swept: sweep higher "
             "to see the cost of the next step"
@@ -223,6 +245,9 @@ def find_knee(pts: Sequence[Point], margin: float = 0.05) -> Knee:
             f"{knee.concurrency} -> {nxt.concurrency}: {pct(thr)} throughput, {pct(ttft)} TTFT, "
             f"{pct(decode)} per-request decode speed"
         )
+    if skipped and len(skipped) < len(measured):
+        listed = ", ".join(map(str, skipped))
+        sentence += f"; not recommended: {listed} (queued in the server, see the table)"
     return Knee(
         input_tokens=knee.input_tokens,
         margin=margin,
@@ -230,11 +255,46 @@ def find_knee(pts: Sequence[Point], margin: float = 0.05) -> Knee:
         best_concurrency=best.concurrency,
         best_output_tokens_per_s=tps(best),
         next_concurrency=nxt.concurrency if nxt is not None else None,
+        queued=skipped,
         throughput_change=thr,
         ttft_change=ttft,
         decode_speed_change=decode,
         sentence=sentence,
     )
+
+
+def learn_max_num_seqs(pts: Sequence[Point], from_log: int | None) -> tuple[int | None, str | None]:
+    """The server's ``max_num_seqs`` and where it came from: the startup log's non-default
+    args when it names it, else the most requests ``vllm:num_requests_running`` showed at a
+    step where requests also waited (running stops at the cap; the rest queue), else
+    ``(None, None)``: no step reached the cap, or no ``/metrics``."""
+    if from_log is not None:
+        return from_log, "server log (non-default args)"
+    capped = [
+        run
+        for p in pts
+        if (run := p.median("running_peak")) is not None
+        and (p.median("waiting_peak") or 0) >= 1
+        and run < p.concurrency
+    ]
+    if capped:
+        return round(max(capped)), "/metrics: running stopped there while requests waited"
+    return None, None
+
+
+def queued_steps(pts: Sequence[Point], max_num_seqs: int | None) -> list[int]:
+    """Concurrencies the server queued: above ``max_num_seqs`` (when known), or with requests
+    waiting (``vllm:num_requests_waiting`` >= 1) while fewer than the step's concurrency ran.
+    Sorted, without repeats."""
+    out = set()
+    for p in pts:
+        waiting = p.median("waiting_peak") or 0
+        running = p.median("running_peak")
+        beyond = max_num_seqs is not None and p.concurrency > max_num_seqs
+        seen = waiting >= 1 and running is not None and running < p.concurrency
+        if beyond or seen:
+            out.add(p.concurrency)
+    return sorted(out)
 
 
 def _cell(p: Point, name: str, fmt: str, unit: str = "", scale: float = 1.0) -> str:
@@ -252,14 +312,26 @@ def _spread(p: Point, name: str) -> str:
 
 _HEAD = (
     "input", "conc", "prompt", "out tok/s", "±", "total tok/s", "TTFT p50", "±", "TTFT p90",
-    "TPOT p50", "TPOT p90", "e2e p50", "preempt", "KV peak",
+    "TPOT p50", "TPOT p90", "e2e p50", "preempt", "KV peak", "run/wait", "",
 )  # fmt: skip
 
 
-def format_table(pts: Sequence[Point]) -> str:
+def _run_wait(p: Point) -> str:
+    run, wait = p.median("running_peak"), p.median("waiting_peak")
+    if run is None and wait is None:
+        return "-"
+    return f"{_num(run)}/{_num(wait)}"
+
+
+def _num(x: float | None) -> str:
+    return "-" if x is None else f"{x:.0f}"
+
+
+def format_table(pts: Sequence[Point], queued: Sequence[int] = ()) -> str:
     """The step table: medians across repeats; each ``±`` column is half the spread
     (max - min) / median of the figure to its left. Times in seconds (TPOT in milliseconds),
-    KV peak in percent of capacity (``vllm:kv_cache_usage_perc``)."""
+    KV peak in percent of capacity (``vllm:kv_cache_usage_perc``), run/wait the peaks of
+    requests running and waiting in the server; steps in ``queued`` end with ``QUEUED``."""
     rows = [list(_HEAD)]
     for p in pts:
         rows.append(
@@ -278,6 +350,8 @@ def format_table(pts: Sequence[Point]) -> str:
                 _cell(p, "e2e_p50_s", ".2f", "s"),
                 _cell(p, "preemptions", ".0f"),
                 _cell(p, "kv_cache_peak", ".0%"),
+                _run_wait(p),
+                "QUEUED" if p.concurrency in queued else "",
             ]
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(_HEAD))]

@@ -9,6 +9,8 @@ format as written. Every sample of every family is kept flat (a histogram's ``_b
 - ``vllm:num_preemptions_total`` (counter, requests preempted)
 - ``vllm:kv_cache_usage_perc`` (gauge, a fraction 0..1 despite the name)
 - ``vllm:prefix_cache_queries_total`` / ``vllm:prefix_cache_hits_total`` (counters, tokens)
+- ``vllm:num_requests_running`` / ``vllm:num_requests_waiting`` (gauges: requests in the
+  batch, requests queued; running never exceeds the server's ``max_num_seqs``)
 - ``vllm:cache_config_info`` (value 1; labels ``block_size``, ``num_gpu_blocks``,
   ``kv_cache_size_tokens``, ``kv_cache_max_concurrency`` ...)
 """
@@ -25,6 +27,8 @@ __all__ = [
     "PREEMPTIONS",
     "PREFIX_HITS",
     "PREFIX_QUERIES",
+    "RUNNING",
+    "WAITING",
     "Metrics",
     "MetricsParseError",
     "Sample",
@@ -36,6 +40,8 @@ KV_USAGE = "vllm:kv_cache_usage_perc"
 PREFIX_HITS = "vllm:prefix_cache_hits_total"
 PREFIX_QUERIES = "vllm:prefix_cache_queries_total"
 CACHE_CONFIG = "vllm:cache_config_info"
+RUNNING = "vllm:num_requests_running"
+WAITING = "vllm:num_requests_waiting"
 
 
 class MetricsParseError(ValueError):

@@ -2,7 +2,8 @@
 
 A step is closed-loop: ``concurrency`` workers each send ``rounds`` requests back to back, so
 exactly ``concurrency`` are in flight until the tail. Meanwhile ``/metrics`` is scraped every
-``metrics_interval_s`` for the peak ``vllm:kv_cache_usage_perc``; counters
+``metrics_interval_s`` for the peaks of ``vllm:kv_cache_usage_perc``, ``vllm:num_requests_running``
+and ``vllm:num_requests_waiting`` (requests the server queued); counters
 (``vllm:num_preemptions_total``, ``vllm:prefix_cache_hits_total``/``queries_total``) are read
 before and after the step and their deltas kept.
 
@@ -26,7 +27,15 @@ import httpx2
 import openai
 
 from owlai_refine.ops.http import ServerError, ServerUrls, fetch_metrics
-from owlai_refine.ops.metrics import KV_USAGE, PREEMPTIONS, PREFIX_HITS, PREFIX_QUERIES, Metrics
+from owlai_refine.ops.metrics import (
+    KV_USAGE,
+    PREEMPTIONS,
+    PREFIX_HITS,
+    PREFIX_QUERIES,
+    RUNNING,
+    WAITING,
+    Metrics,
+)
 from owlai_refine.ops.prompts import Messages
 
 __all__ = ["RequestResult", "RequestSpec", "StepRaw", "delta_of", "run_request", "run_step"]
@@ -58,7 +67,8 @@ class RequestResult:
 @dataclass(slots=True)
 class StepRaw:
     """A step's raw results: ``wall_s`` from first send to last reply (seconds), per-request
-    ``results``, metric deltas (``None`` without ``/metrics``) and ``kv_peak`` (fraction 0..1)."""
+    ``results``, metric deltas (``None`` without ``/metrics``), ``kv_peak`` (fraction 0..1) and
+    the peaks of requests ``running`` and ``waiting`` in the server (``None`` without /metrics)."""
 
     concurrency: int
     wall_s: float
@@ -67,6 +77,8 @@ class StepRaw:
     prefix_hits: float | None = None
     prefix_queries: float | None = None
     kv_peak: float | None = None
+    running_peak: float | None = None
+    waiting_peak: float | None = None
     notes: list[str] = field(default_factory=list)
 
 
@@ -146,7 +158,12 @@ async def run_step(
     """Run one step of ``concurrency x rounds`` requests; ``make_messages`` gives each request
     its (uniquely prefixed) messages. ``http=None`` skips ``/metrics``."""
     results: list[RequestResult] = []
-    kv_peak: list[float] = []
+    peaks: dict[str, list[float]] = {KV_USAGE: [], RUNNING: [], WAITING: []}
+
+    def note(m: Metrics | None) -> None:
+        for name, seen in peaks.items():
+            if m is not None and (v := m.peak(name)) is not None:
+                seen.append(v)
 
     async def worker() -> None:
         for _ in range(rounds):
@@ -154,9 +171,7 @@ async def run_step(
 
     async def sampler(stop: anyio.Event) -> None:
         while not stop.is_set():
-            m = await _scrape(http, ep)
-            if m is not None and (kv := m.peak(KV_USAGE)) is not None:
-                kv_peak.append(kv)
+            note(await _scrape(http, ep))
             with anyio.move_on_after(metrics_interval_s):
                 await stop.wait()
 
@@ -172,8 +187,7 @@ async def run_step(
         wall = time.perf_counter() - start
         stop.set()
     after = await _scrape(http, ep)
-    if after is not None and (kv := after.peak(KV_USAGE)) is not None:
-        kv_peak.append(kv)
+    note(after)
     return StepRaw(
         concurrency=concurrency,
         wall_s=wall,
@@ -181,5 +195,7 @@ async def run_step(
         preemptions=delta_of(before, after, PREEMPTIONS),
         prefix_hits=delta_of(before, after, PREFIX_HITS),
         prefix_queries=delta_of(before, after, PREFIX_QUERIES),
-        kv_peak=max(kv_peak) if kv_peak else None,
+        kv_peak=max(peaks[KV_USAGE], default=None),
+        running_peak=max(peaks[RUNNING], default=None),
+        waiting_peak=max(peaks[WAITING], default=None),
     )

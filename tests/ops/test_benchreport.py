@@ -9,7 +9,9 @@ from owlai_refine.ops.benchreport import (
     Spread,
     find_knee,
     format_table,
+    learn_max_num_seqs,
     points,
+    queued_steps,
     step_stats,
 )
 from owlai_refine.ops.sweep import RequestResult, StepRaw
@@ -112,3 +114,56 @@ def test_points_take_median_and_spread_across_repeats() -> None:
     row = table.splitlines()[1].split()
     assert row[3:5] == ["12.0", "±42%"]  # half of (20 - 10) / 12
     assert table.splitlines()[0].split()[:3] == ["input", "conc", "prompt"]
+
+
+def _queued_point(conc: int, tps: float, ttft: float, run: float, wait: float) -> Point:
+    figs = {
+        "output_tokens_per_s": tps,
+        "ttft_p50_s": ttft,
+        "tpot_p50_s": 0.1,
+        "running_peak": run,
+        "waiting_peak": wait,
+    }
+    return Point(
+        input_tokens=1100,
+        concurrency=conc,
+        repeats=3,
+        figures={k: Spread(median=v, min=v, max=v) for k, v in figs.items()},
+    )
+
+
+# The sweep: a server started with max_num_seqs 4, swept to 8 (TTFT 11.7 s -> 20.1 s).
+CAPPED = [
+    _queued_point(1, 10.0, 3.0, 1, 0),
+    _queued_point(2, 17.0, 6.0, 2, 0),
+    _queued_point(4, 25.0, 11.7, 4, 0),
+    _queued_point(8, 30.0, 20.1, 4, 4),
+]
+
+
+def test_max_num_seqs_is_learned_from_running_and_waiting() -> None:
+    assert learn_max_num_seqs(CAPPED, None) == (
+        4,
+        "/metrics: running stopped there while requests waited",
+    )
+    assert learn_max_num_seqs(CAPPED, 6)[0] == 6  # the startup log wins
+    assert learn_max_num_seqs(CAPPED[:3], None) == (None, None)  # never reached the cap
+
+
+def test_queued_steps_are_never_the_knee() -> None:
+    assert find_knee(CAPPED).concurrency == 8  # throughput alone picks the queued step
+    queued = queued_steps(CAPPED, 4)
+    assert queued == [8]
+    knee = find_knee(CAPPED, queued=queued)
+    assert (knee.concurrency, knee.next_concurrency, knee.queued) == (4, 8, [8])
+    assert knee.sentence.endswith("not recommended: 8 (queued in the server, see the table)")
+    assert queued_steps(CAPPED, None) == [8]  # seen waiting, without the log
+    assert queued_steps(CAPPED[:3], 2) == [4]  # beyond a known cap, even if unseen
+    table = format_table(CAPPED, queued)
+    assert table.splitlines()[-1].endswith("4/4  QUEUED")
+
+
+def test_every_step_queued_keeps_the_smallest() -> None:
+    knee = find_knee(CAPPED[2:], queued=[4, 8])
+    assert knee.concurrency == 4 and knee.next_concurrency is None
+    assert knee.sentence.startswith("every step queued in the server: 4, the smallest")
