@@ -228,7 +228,7 @@ def _log_done(log: structlog.typing.FilteringBoundLogger, result: RefineResult) 
         **result.counts,
         prompt_tokens=totals.prompt_tokens,
         completion_tokens=totals.completion_tokens,
-        cached_tokens=totals.cached_tokens,
+        cached_tokens="unknown" if totals.cached_tokens is None else totals.cached_tokens,
         requests=totals.requests,
         elapsed_s=round(result.elapsed_s, 3),
         stopped_early=result.stop_reason,

@@ -151,8 +151,10 @@ class _Run:
         """Hand ``event`` to every sink; a call also adds to the run's token totals."""
         if isinstance(event, CallFinished):
             self.totals["requests"] += 1
-            for name in ("prompt_tokens", "completion_tokens", "cached_tokens"):
+            for name in ("prompt_tokens", "completion_tokens"):
                 self.totals[name] += getattr(event, name) or 0
+            if event.cached_tokens is not None:  # never reported: unknown, not 0
+                self.totals["cached_tokens"] += event.cached_tokens
         for sink in self.sinks:
             sink(event)
 

@@ -78,7 +78,10 @@ class TokenTotals(BaseModel):
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    cached_tokens: int = 0
+    cached_tokens: int | None = None
+    """Prompt tokens the server served from its prefix cache; ``None`` (unknown, not zero)
+    when no reply reported it: vLLM sends ``usage.prompt_tokens_details.cached_tokens`` only
+    when started with ``--enable-prompt-tokens-details``."""
     requests: int = 0
 
 

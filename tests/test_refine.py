@@ -273,3 +273,15 @@ async def test_a_broken_splice_returns_the_source_untouched(
     assert result.text == text
     assert result.counts["refined"] == 0 and result.counts["failed"] > 0
     assert any(e["event"] == "refine.splice_check_failed" for e in logs)
+
+
+async def test_cached_tokens_unreported_are_unknown_not_zero() -> None:
+    # vLLM sends usage.prompt_tokens_details only with --enable-prompt-tokens-details
+    with FakeOpenAI(reply=polish, cached_tokens=None) as server, capture_logs() as logs:
+        result = await refine("A block says hi.\n", config(server))
+    assert result.tokens.cached_tokens is None
+    done = next(e for e in logs if e["event"] == "refine.done")
+    assert done["cached_tokens"] == "unknown"
+    with FakeOpenAI(reply=polish, cached_tokens=3) as server, capture_logs() as logs:
+        result = await refine("A block says hi.\n", config(server))
+    assert result.tokens.cached_tokens == 3

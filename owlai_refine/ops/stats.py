@@ -57,6 +57,8 @@ class GroupStats(BaseModel):
     ``prompt_tokens`` exceeds it; ``finish_reasons``: reason -> count (failed attempts have none);
     ``truncated``: calls cut by the output cap, by the refine's own rule
     (:func:`owlai_refine.results.is_truncated`: ``"length"``, or exactly ``max_tokens`` used);
+    ``cached_tokens_total``: prompt tokens served from the prefix cache, ``None`` (unknown, not
+    zero) when no call reported ``cached_tokens``; ``cached_tokens_reported``: calls that did;
     ``truncation_rate``: ``truncated`` over the calls with a ``finish_reason``, ``None`` when no
     call has one.
     """
@@ -69,7 +71,8 @@ class GroupStats(BaseModel):
     failed: int
     prompt_tokens: TokenSummary | None
     completion_tokens: TokenSummary | None
-    cached_tokens_total: int
+    cached_tokens_total: int | None
+    cached_tokens_reported: int = 0
     share_above: dict[str, float]
     finish_reasons: dict[str, int]
     truncated: int
@@ -96,6 +99,25 @@ def _summary(values: Sequence[int]) -> TokenSummary | None:
     return TokenSummary(n=len(values), mean=sum(values) / len(values), total=sum(values), **qs)
 
 
+def _cached(calls: Sequence[CallRecord]) -> list[int]:
+    return [c.cached_tokens for c in calls if c.cached_tokens is not None]
+
+
+def _cached_line(g: GroupStats) -> str:
+    if g.cached_tokens_total is None:
+        return (
+            "  cached tokens      unknown (no call reported cached_tokens: vLLM reports them "
+            "only when started with --enable-prompt-tokens-details)"
+        )
+    with_usage = g.prompt_tokens.n if g.prompt_tokens else g.calls
+    part = (
+        ""
+        if g.cached_tokens_reported >= with_usage
+        else (f" (reported by {g.cached_tokens_reported} of {with_usage} calls)")
+    )
+    return f"  cached tokens      total {g.cached_tokens_total:,}{part}"
+
+
 def _group(model: str, backend: str, calls: Sequence[CallRecord]) -> GroupStats:
     prompts = [c.prompt_tokens for c in calls if c.prompt_tokens is not None]
     outputs = [c.completion_tokens for c in calls if c.completion_tokens is not None]
@@ -117,7 +139,8 @@ def _group(model: str, backend: str, calls: Sequence[CallRecord]) -> GroupStats:
         failed=sum(c.error is not None for c in calls),
         prompt_tokens=_summary(prompts),
         completion_tokens=_summary(outputs),
-        cached_tokens_total=sum(c.cached_tokens or 0 for c in calls),
+        cached_tokens_total=sum(cached) if (cached := _cached(calls)) else None,
+        cached_tokens_reported=len(cached),
         share_above=share,
         finish_reasons=dict(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))),
         truncated=truncated,
@@ -167,7 +190,7 @@ def format_stats(stats: LedgerStats) -> str:
             + "  "
             + " / ".join(f"{v:.1%}" for v in g.share_above.values()),
             _tokens_line("completion tokens", g.completion_tokens),
-            f"  cached tokens      total {g.cached_tokens_total:,}",
+            _cached_line(g),
             "  finish_reason      "
             + (", ".join(f"{k} {v}" for k, v in g.finish_reasons.items()) or "(none)"),
         ]

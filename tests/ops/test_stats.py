@@ -9,7 +9,7 @@ import pytest
 
 from owlai_refine.ops import run_stats
 from owlai_refine.ops.ledger import parse_ledger_lines, read_ledgers
-from owlai_refine.ops.stats import ledger_stats
+from owlai_refine.ops.stats import format_stats, ledger_stats
 
 from .conftest import FIXTURES
 
@@ -125,3 +125,21 @@ def test_a_reply_that_used_exactly_max_tokens_counts_as_truncated() -> None:
     g = ledger_stats(parse_ledger_lines(lines), files=1).groups[0]
     assert g.truncated == 2
     assert g.truncation_rate == pytest.approx(0.5)
+
+
+def test_cached_tokens_never_reported_print_unknown(tmp_path: Path) -> None:
+    # vLLM without --enable-prompt-tokens-details: cached_tokens is null on every call line
+    line = {"event": "refine.call", "model": "m", "backend": "self-hosted", "prompt_tokens": 9}
+    log = tmp_path / "run.log"
+    log.write_text(json.dumps({**line, "cached_tokens": None}) + "\n")
+    stats = ledger_stats(read_ledgers([log]), files=1)
+    assert stats.groups[0].cached_tokens_total is None
+    text = format_stats(stats)
+    assert "cached tokens      unknown" in text and "--enable-prompt-tokens-details" in text
+    log.write_text(
+        json.dumps({**line, "cached_tokens": None})
+        + "\n"
+        + json.dumps({**line, "cached_tokens": 4})
+    )
+    stats = ledger_stats(read_ledgers([log]), files=1)
+    assert "total 4 (reported by 1 of 2 calls)" in format_stats(stats)

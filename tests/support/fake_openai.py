@@ -113,8 +113,10 @@ class FakeOpenAI:
         fault: Callable[[int, dict[str, Any]], Fault | None] = lambda n, body: None,
         models: tuple[str, ...] = ("fake-model",),
         echo_request_id: bool = True,
+        cached_tokens: int | None = 0,
     ) -> None:
         self.reply = reply
+        self.cached_tokens = cached_tokens  # None: no prompt_tokens_details, as vLLM by default
         self.latency_s = latency_s
         self.output_cap = output_cap
         self.fault = fault
@@ -344,12 +346,13 @@ class _Handler(QuietHandler):
             words, finish = words[:limit], "length"
         text = " ".join(words)
         prompt_tokens = self.owner.prompt_tokens(body.get("messages", []))
-        usage = {
+        usage: dict[str, Any] = {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": len(words),
             "total_tokens": prompt_tokens + len(words),
-            "prompt_tokens_details": {"cached_tokens": 0},
         }
+        if self.owner.cached_tokens is not None:
+            usage["prompt_tokens_details"] = {"cached_tokens": self.owner.cached_tokens}
         echoed = self.owner.echo_request_id and seen.request_id
         rid = f"chatcmpl-{seen.request_id if echoed else seen.number}"
         choices: list[Any] | None = [] if fault is not None and fault.empty_choices else None
