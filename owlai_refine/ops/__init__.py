@@ -37,7 +37,8 @@ from owlai_refine.ops.benchfmt import format_result
 from owlai_refine.ops.doctor import Check, DoctorInput, checks_json, format_checks, run_checks
 from owlai_refine.ops.http import server_urls
 from owlai_refine.ops.ledger import read_ledgers
-from owlai_refine.ops.plancli import add_plan_arguments, format_plans, plan_json, plans
+from owlai_refine.ops.modelarch import ModelArch
+from owlai_refine.ops.plancli import add_plan_arguments, format_plans, load_model, plan_json, plans
 from owlai_refine.ops.plot import plot_points
 from owlai_refine.ops.quantiles import quantile
 from owlai_refine.ops.serverlog import ServerLog, parse_server_log
@@ -113,6 +114,20 @@ def _read_log(path: str | None) -> ServerLog | None:
         raise InputError(f"cannot read server log {path}: {exc.strerror or exc}") from exc
 
 
+def _served_arch(config: str | None, log: ServerLog | None) -> ModelArch | None:
+    """The model architecture for doctor's kv-plan check: ``--config``, else the log's
+    ``model`` when it is a local folder holding a config.json, else ``None``."""
+    if config is not None:
+        return load_model(config)[0]
+    path = (log.args or {}).get("model") if log is not None else None
+    if isinstance(path, str) and (Path(path) / "config.json").is_file():
+        try:
+            return load_model(path)[0]
+        except InputError:
+            return None
+    return None
+
+
 def _api_key() -> str:
     """``$OPENAI_API_KEY``, else a placeholder; never a flag (flags show in ``ps``)."""
     return os.environ.get("OPENAI_API_KEY") or "EMPTY"
@@ -168,17 +183,24 @@ def run_doctor(argv: list[str]) -> int:
         p.add_argument(
             "--timeout", type=float, default=60.0, help="seconds for the live request (default 60)"
         )
+        p.add_argument(
+            "--config",
+            help="the served model's config.json or folder, for the kv-plan check "
+            "(default: the log's model path when it is a local folder)",
+        )
         p.add_argument("--json", action="store_true", help="print JSON instead of lines")
         args = p.parse_args(argv)
         if args.concurrency < 1:
             raise ConfigError("--concurrency must be at least 1")
+        log = _read_log(args.server_log)
         inp = DoctorInput(
             endpoint=server_urls(args.base_url),
-            log=_read_log(args.server_log),
+            log=log,
             concurrency=args.concurrency,
             model=args.model,
             api_key=_api_key(),
             timeout_s=args.timeout,
+            arch=_served_arch(args.config, log),
         )
 
         async def go() -> list[Check]:

@@ -11,12 +11,20 @@ Each check gives one :class:`Check` with status ``pass``, ``warn`` or ``fail``:
 ``max-num-seqs``       ``max_num_seqs`` in the logged non-default args equals our concurrency
                        (larger: warn; smaller: fail, requests would queue inside vLLM)
 ``speculative``        whether speculative decoding is configured (informational: pass)
+``log-matches``        the startup log is this server's: port, served model, ``max_model_len``
+                       (``/v1/models``) and KV cache size (``/metrics``) agree; fail if not
+``kv-plan``            the log's KV cache size against ``refine plan`` for that server (the
+                       model's config.json: ``--config``, or the log's local model path)
+``log-requests``       ``--enable-log-requests``: without it our request ids never reach vLLM's
+                       log (warn)
 ``request-id``         a live chat request sent with ``X-Request-Id`` comes back carrying it
 ``scheduling``         the server's scheduling policy: ``priority`` (``--scheduling-policy
                        priority`` in the logged args) passes; first-come-first-served warns
                        (people's chat turns wait behind refine requests). Without the log, a
                        live 1-token request with ``priority`` 1: refused (HTTP 400) is FCFS;
                        accepted is unknown (vLLM 0.32 accepts it on both policies)
+``prompt-details``     the live reply's ``usage.prompt_tokens_details`` (cached tokens): absent
+                       unless vLLM runs with ``--enable-prompt-tokens-details`` (warn)
 =====================  =====================================================================
 
 Checks that need the startup log warn ("skipped") without ``--server-log``; the KV check falls
@@ -29,18 +37,22 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import httpx2
 import openai
 
 from owlai_refine.ops.http import ModelInfo, ServerError, ServerUrls, fetch_metrics, fetch_models
 from owlai_refine.ops.metrics import Metrics
+from owlai_refine.ops.modelarch import ModelArch
+from owlai_refine.ops.planlog import kv_plan_check
 from owlai_refine.ops.serverlog import ServerLog
 
 __all__ = [
     "Check",
     "DoctorInput",
     "Status",
+    "check_log_matches",
     "check_server_log",
     "checks_json",
     "format_checks",
@@ -64,7 +76,8 @@ class Check:
 class DoctorInput:
     """What the checks read: the endpoint, the parsed log (``None`` without ``--server-log``),
     our self-hosted ``concurrency`` (requests in flight), ``model`` (``None``: the first served
-    one), ``api_key`` and the live request's ``timeout_s`` (seconds)."""
+    one), ``api_key``, the live request's ``timeout_s`` (seconds) and the served model's
+    architecture ``arch`` for the ``kv-plan`` check (``None``: skipped)."""
 
     endpoint: ServerUrls
     log: ServerLog | None
@@ -72,6 +85,7 @@ class DoctorInput:
     model: str | None = None
     api_key: str = "EMPTY"
     timeout_s: float = 60.0
+    arch: ModelArch | None = None
 
 
 def _override_check(log: ServerLog | None) -> Check:
@@ -181,6 +195,63 @@ def check_server_log(
     ]
 
 
+def check_log_matches(
+    log: ServerLog | None,
+    ep: Endpoint,
+    models: list[ModelInfo],
+    metrics: Metrics | None,
+) -> Check:
+    """Whether the startup log describes the server at ``ep``: its ``--port`` (vLLM's default
+    8000 when unset), served model names, ``max_model_len`` and KV cache size against the
+    URL, ``/v1/models`` and ``/metrics``. ``max_num_seqs`` is not served by vLLM, so it is
+    named, unchecked. Fail on any disagreement, each one listed."""
+    if log is None:
+        return Check("log-matches", "warn", "skipped: needs --server-log")
+    bad: list[str] = []
+    url_port = urlsplit(ep.root).port
+    log_port = log.port if log.port is not None else 8000
+    if url_port is not None and log.args is not None and url_port != log_port:
+        bad.append(f"port: log {log_port}, server {url_port}")
+    served = [m.id for m in models]
+    names = log.served_models
+    if names and served and not set(names) & set(served):
+        bad.append(f"model: log {names}, server {served}")
+    lens = {m.max_model_len for m in models if m.max_model_len is not None}
+    if log.max_model_len is not None and lens and log.max_model_len not in lens:
+        bad.append(f"max_model_len: log {log.max_model_len}, server {sorted(lens)}")
+    cap = metrics.kv_capacity_tokens() if metrics is not None else None
+    if cap is not None and log.kv_cache_tokens is not None and cap != log.kv_cache_tokens:
+        bad.append(f"KV cache size: log {log.kv_cache_tokens:,}, /metrics {cap:,} tokens")
+    seqs = f"max_num_seqs {log.max_num_seqs}" if log.max_num_seqs else "max_num_seqs unset"
+    if bad:
+        return Check(
+            "log-matches",
+            "fail",
+            "the log is not this server's startup: " + "; ".join(bad) + f" (log's {seqs}: not "
+            "this server's either; pass the log of the server at this URL)",
+        )
+    checked = "port, model, max_model_len" + (", KV cache size" if cap is not None else "")
+    return Check(
+        "log-matches", "pass", f"{checked} agree; {seqs} (vLLM does not serve it: unchecked)"
+    )
+
+
+def _log_requests_check(log: ServerLog | None) -> Check:
+    if log is None:
+        return Check("log-requests", "warn", "skipped: needs --server-log")
+    if log.flag("enable_log_requests"):
+        return Check(
+            "log-requests", "pass", "--enable-log-requests: vLLM logs each request with our id"
+        )
+    return Check(
+        "log-requests",
+        "warn",
+        "vLLM runs without --enable-log-requests (off by default): our X-Request-Id never "
+        "reaches its log; join the two logs through the echoed x-request-id header and the "
+        "reply id chatcmpl-<id> (README: 'Joining our log to vLLM's')",
+    )
+
+
 def _models_check(models: list[ModelInfo], wanted: str | None) -> tuple[Check, ModelInfo | None]:
     if not models:
         return Check("models", "fail", "/v1/models lists no model"), None
@@ -196,7 +267,23 @@ def _models_check(models: list[ModelInfo], wanted: str | None) -> tuple[Check, M
     return Check("models", "pass", detail), chosen
 
 
-async def _request_id_check(inp: DoctorInput, model: str) -> Check:
+def _details_check(usage: Any, log: ServerLog | None) -> Check:
+    details = getattr(usage, "prompt_tokens_details", None)
+    if details is not None and getattr(details, "cached_tokens", None) is not None:
+        return Check(
+            "prompt-details", "pass", f"usage carries cached_tokens ({details.cached_tokens})"
+        )
+    flag = " (the log's args lack it too)" if log is not None and log.args is not None else ""
+    return Check(
+        "prompt-details",
+        "warn",
+        "the reply's usage has no prompt_tokens_details: cached_tokens stay unknown in our log "
+        f"and refine stats; start vLLM with --enable-prompt-tokens-details{flag}",
+    )
+
+
+async def _live_checks(inp: DoctorInput, model: str) -> list[Check]:
+    """The ``request-id`` and ``prompt-details`` checks, from one live request."""
     rid = f"owlai-doctor-{uuid.uuid4().hex[:16]}"
     client = openai.AsyncOpenAI(
         base_url=inp.endpoint.v1, api_key=inp.api_key, max_retries=0, timeout=inp.timeout_s
@@ -209,12 +296,19 @@ async def _request_id_check(inp: DoctorInput, model: str) -> Check:
             temperature=0,
             extra_headers={"X-Request-Id": rid},
         )
-        body_id = raw.parse().id
+        reply = raw.parse()
     except openai.OpenAIError as exc:
-        return Check("request-id", "fail", f"live request failed: {type(exc).__name__}: {exc}")
+        failed = f"live request failed: {type(exc).__name__}: {exc}"
+        return [Check("request-id", "fail", failed), Check("prompt-details", "warn", failed)]
     finally:
         await client.close()
-    echoed = raw.headers.get("x-request-id")
+    return [
+        _id_check(rid, raw.headers.get("x-request-id"), reply.id),
+        _details_check(reply.usage, inp.log),
+    ]
+
+
+def _id_check(rid: str, echoed: str | None, body_id: str | None) -> Check:
     if echoed == rid:
         return Check("request-id", "pass", f"x-request-id {rid} echoed; response id {body_id}")
     if rid in (body_id or ""):
@@ -290,13 +384,32 @@ async def run_checks(inp: DoctorInput, http: httpx2.AsyncClient) -> list[Check]:
     except ServerError:
         metrics = None
     n = chosen.max_model_len if chosen is not None else None
-    checks += check_server_log(inp.log, n, inp.concurrency, metrics)
+    matches = check_log_matches(inp.log, inp.endpoint, models if chosen else [], metrics)
+    checks.append(matches)
+    log = inp.log if matches.status != "fail" else None  # another server's log proves nothing
+    from_log = check_server_log(log, n, inp.concurrency, metrics)
+    from_log.append(Check("kv-plan", *kv_plan_check(log, inp.arch, _block_size(metrics))))
+    from_log.append(_log_requests_check(log))
+    if log is None and inp.log is not None:
+        from_log = [
+            Check(c.name, c.status, "skipped: the log is another server's")
+            if "needs --server-log" in c.detail
+            else c
+            for c in from_log
+        ]
+    checks += from_log
     if chosen is None:
         checks.append(Check("request-id", "fail", "skipped: no model to send to"))
     else:
-        checks.append(await _request_id_check(inp, chosen.id))
+        checks += await _live_checks(inp, chosen.id)
     checks.append(await _scheduling_check(inp, chosen.id if chosen is not None else None))
     return checks
+
+
+def _block_size(metrics: Metrics | None) -> int:
+    info = metrics.info_labels() if metrics is not None else None
+    size = (info or {}).get("block_size", "")
+    return int(size) if size.isdigit() else 16
 
 
 def format_checks(checks: list[Check]) -> str:

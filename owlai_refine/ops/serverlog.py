@@ -3,7 +3,11 @@
 Lines read (vLLM 0.32, recorded in ``fixtures/vllm/``)::
 
     ... non-default args: {'model': ..., 'max_num_seqs': 4, 'override_generation_config': {...}}
+    ... Using max model len 4096
     ... Initializing a V1 LLM engine (v0.32.0) with config: ..., speculative_config=None, ...
+        dtype=torch.float32, ..., tensor_parallel_size=1, ..., kv_cache_dtype=auto, ...
+    ... Explicitly set (1.0/11.71) GiB for KV cache on node 0.      (vLLM for CPU)
+    ... Available KV cache memory: 9.70 GiB                          (GPU)
     ... CPU KV cache size: 23,296 tokens, Maximum concurrency for 4,096 tokens per request: 5.69x
     ... Default vLLM sampling parameters have been overridden by the model's
         `generation_config.json`: `{'presence_penalty': 1.5, 'max_tokens': 48}`. ...
@@ -26,6 +30,13 @@ _ENGINE = re.compile(r"Initializing a \S+ LLM engine \(v([^)]+)\) with config: (
 _SPEC = re.compile(r"speculative_config=(None|[A-Za-z_]*\(.*?\)|\{.*?\})(?:, [a-z_]+=|$)")
 _KV_SIZE = re.compile(r"\b([A-Z]PU|XPU|TPU) KV cache size: ([\d,]+) tokens")
 _MAX_CONC = re.compile(r"Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x")
+_MAX_LEN = re.compile(r"Using max model len (\d+)")
+_KV_GIB = re.compile(
+    r"(?:Available KV cache memory: (-?[\d.]+) GiB|Explicitly set \(([\d.]+)/[\d.]+\) GiB for KV)"
+)
+_ENGINE_FIELD = re.compile(
+    r"(?:^|, )(dtype|tensor_parallel_size|kv_cache_dtype|max_seq_len)=([^,]+)"
+)
 _OVERRIDE = re.compile(
     r"Default vLLM sampling parameters have been overridden by (.*?): `(\{.*?\})`"
 )
@@ -49,7 +60,12 @@ class ServerLog:
     - ``kv_cache_tokens``: KV cache capacity in tokens; ``max_concurrency_tokens`` and
       ``max_concurrency``: the "Maximum concurrency for N tokens per request: X x" pair;
     - ``speculative_config``: the engine config's text for it (``"None"`` when off);
-    - ``vllm_version``: from the engine line.
+    - ``vllm_version``: from the engine line; ``engine``: its ``dtype`` (``"float32"``),
+      ``kv_cache_dtype``, ``tensor_parallel_size`` and ``max_seq_len`` as text;
+    - ``max_model_len``: the "Using max model len" line, else the args' ``max_model_len``;
+    - ``kv_cache_gib``: the KV memory per rank, GiB ("Available KV cache memory", or vLLM for
+      CPU's "Explicitly set (X/...) GiB for KV cache"; the smallest when ranks differ);
+    - ``port``, ``served_models`` (``served_model_name``, else ``model``), from ``args``.
     """
 
     args: dict[str, Any] | None = None
@@ -62,8 +78,41 @@ class ServerLog:
     max_concurrency: float | None = None
     speculative_config: str | None = None
     vllm_version: str | None = None
+    engine: dict[str, str] = field(default_factory=dict)
+    max_model_len_line: int | None = None
+    kv_cache_gib: float | None = None
     lines_read: int = 0
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def max_model_len(self) -> int | None:
+        """The served window: the "Using max model len" line, else the args, else the engine
+        line's ``max_seq_len``."""
+        if self.max_model_len_line is not None:
+            return self.max_model_len_line
+        if self.max_model_len_arg is not None:
+            return self.max_model_len_arg
+        seq = self.engine.get("max_seq_len", "")
+        return int(seq) if seq.isdigit() else None
+
+    @property
+    def port(self) -> int | None:
+        """The ``--port`` in the non-default args (``None``: vLLM's default 8000 or unknown)."""
+        return _int_arg(self.args or {}, "port")
+
+    @property
+    def served_models(self) -> list[str]:
+        """Names the server answers to: ``served_model_name`` (a list or a string), else
+        ``model``; empty when the args were not read."""
+        args = self.args or {}
+        names = args.get("served_model_name") or args.get("model")
+        if isinstance(names, str):
+            return [names]
+        return [str(n) for n in names] if isinstance(names, list | tuple) else []
+
+    def flag(self, name: str) -> bool:
+        """Whether boolean flag ``name`` (``"enable_log_requests"``) is on in the args."""
+        return (self.args or {}).get(name) is True
 
     @property
     def speculative_enabled(self) -> bool | None:
@@ -81,12 +130,21 @@ def _int_arg(args: dict[str, Any], key: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _read_engine(out: ServerLog, version: str, config: str) -> None:
+    out.vllm_version = version
+    if spec := _SPEC.search(config):
+        out.speculative_config = spec.group(1)
+    for key, value in _ENGINE_FIELD.findall(config):
+        out.engine.setdefault(key, value.strip().removeprefix("torch."))
+
+
 def parse_server_log(text: str) -> ServerLog:
     """Parse a vLLM startup log's text into a :class:`ServerLog` (never raises on odd text)."""
     out = ServerLog()
     for line in text.splitlines():
         out.lines_read += 1
-        if m := _ARGS.search(line):
+        if m := _ARGS.search(line):  # a new startup: what the previous one said is stale
+            out.kv_cache_gib, out.max_model_len_line, out.engine = None, None, {}
             args = _literal(m.group(1))
             if isinstance(args, dict):
                 out.args = args
@@ -97,9 +155,12 @@ def parse_server_log(text: str) -> ServerLog:
                 seqs = re.search(r"'max_num_seqs': (\d+)", m.group(1))
                 out.max_num_seqs = int(seqs.group(1)) if seqs else None
         if m := _ENGINE.search(line):
-            out.vllm_version = m.group(1)
-            if spec := _SPEC.search(m.group(2)):
-                out.speculative_config = spec.group(1)
+            _read_engine(out, m.group(1), m.group(2))
+        if m := _MAX_LEN.search(line):
+            out.max_model_len_line = int(m.group(1))
+        if m := _KV_GIB.search(line):
+            gib = float(m.group(1) or m.group(2))
+            out.kv_cache_gib = gib if out.kv_cache_gib is None else min(out.kv_cache_gib, gib)
         if m := _KV_SIZE.search(line):
             out.kv_cache_tokens = int(m.group(2).replace(",", ""))
         if m := _MAX_CONC.search(line):

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
 from owlai_refine.ops import EXIT_CHECK_FAILED, run_doctor
-from owlai_refine.ops.doctor import check_server_log
+from owlai_refine.ops.doctor import check_log_matches, check_server_log
+from owlai_refine.ops.http import ModelInfo, endpoint
+from owlai_refine.ops.modelarch import arch_from_config
+from owlai_refine.ops.planlog import kv_plan_check
 from owlai_refine.ops.serverlog import parse_server_log
 
 from .conftest import FIXTURES, Stub, fixture_text
@@ -15,6 +20,18 @@ from .conftest import FIXTURES, Stub, fixture_text
 WITH_PP = FIXTURES / "startup-presence-penalty.log"
 PRIORITY = FIXTURES / "startup-priority.log"  # the same recipe with --scheduling-policy priority
 WITHOUT_PP = FIXTURES / "startup-no-presence-penalty.log"
+
+
+SMOLLM2 = FIXTURES / "smollm2-135m-config.json"
+
+
+def _log_of(stub: Stub, fixture: Path, tmp_path: Path) -> str:
+    """The recorded startup ``fixture`` as if the stub were that server (its port)."""
+    port = stub.url.split(":")[2].split("/")[0]
+    text = re.sub(r"'port': \d+", f"'port': {port}", fixture.read_text(encoding="utf-8"))
+    out = tmp_path / fixture.name
+    out.write_text(text, encoding="utf-8")
+    return str(out)
 
 
 def _by_name(checks: list[dict[str, str]]) -> dict[str, dict[str, str]]:
@@ -84,11 +101,21 @@ def test_no_override_line_fails() -> None:
     assert "no 'Default vLLM sampling parameters" in check.detail
 
 
-def test_live_all_pass_exit_0(stub: Stub, capsys: pytest.CaptureFixture[str]) -> None:
-    code = run_doctor(["--base-url", stub.url, "--server-log", str(PRIORITY), "--json"])
+def test_live_all_pass_exit_0(
+    stub: Stub, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    log = _log_of(stub, PRIORITY, tmp_path)
+    argv = ["--base-url", stub.url, "--server-log", log, "--config", str(SMOLLM2), "--json"]
+    code = run_doctor(argv)
     checks = _by_name(json.loads(capsys.readouterr().out))
     assert code == 0
-    assert {c["status"] for c in checks.values()} == {"pass"}
+    warned = {n for n, c in checks.items() if c["status"] != "pass"}
+    assert warned == {"log-requests", "prompt-details"}  # the recorded server ran without both
+    assert "--enable-log-requests" in checks["log-requests"]["detail"]
+    assert "chatcmpl-<id>" in checks["log-requests"]["detail"]
+    assert "--enable-prompt-tokens-details" in checks["prompt-details"]["detail"]
+    assert checks["kv-plan"]["detail"].startswith("plan 23,296 tokens, 5.69x for 4,096")
+    assert checks["log-matches"]["detail"].startswith("port, model, max_model_len, KV cache size")
     assert checks["scheduling"]["detail"] == "priority (log: --scheduling-policy priority)"
     assert checks["models"]["detail"] == "smollm2: max_model_len 4096, owned_by vllm"
     sent = stub.state.requests[0]
@@ -96,19 +123,32 @@ def test_live_all_pass_exit_0(stub: Stub, capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_live_without_presence_penalty_exit_4(
-    stub: Stub, capsys: pytest.CaptureFixture[str]
+    stub: Stub, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    code = run_doctor(["--base-url", stub.url, "--server-log", str(WITHOUT_PP)])
+    log = _log_of(stub, WITHOUT_PP, tmp_path)
+    code = run_doctor(["--base-url", stub.url, "--server-log", log, "--config", str(SMOLLM2)])
     out = capsys.readouterr().out
     assert code == EXIT_CHECK_FAILED == 4
     assert "FAIL  override        server defaults {'max_tokens': 48} lack presence_penalty" in out
     assert "WARN  scheduling      fcfs (log): people's chat turns wait" in out
-    assert out.rstrip().endswith("5 pass, 1 warn, 1 fail")
+    assert out.rstrip().endswith("7 pass, 3 warn, 1 fail")
 
 
-def test_live_request_id_not_echoed_fails(stub: Stub, capsys: pytest.CaptureFixture[str]) -> None:
-    stub.state.echo_request_id = False
+def test_a_log_from_another_server_fails(stub: Stub, capsys: pytest.CaptureFixture[str]) -> None:
+    # the recorded log says port 18200; the stub listens elsewhere (the issue: 18801 vs 18802)
     assert run_doctor(["--base-url", stub.url, "--server-log", str(WITH_PP), "--json"]) == 4
+    checks = _by_name(json.loads(capsys.readouterr().out))
+    assert checks["log-matches"]["status"] == "fail"
+    assert "port: log 18200, server" in checks["log-matches"]["detail"]
+    assert checks["override"]["detail"] == "skipped: the log is another server's"
+
+
+def test_live_request_id_not_echoed_fails(
+    stub: Stub, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    stub.state.echo_request_id = False
+    log = _log_of(stub, WITH_PP, tmp_path)
+    assert run_doctor(["--base-url", stub.url, "--server-log", log, "--json"]) == 4
     check = _by_name(json.loads(capsys.readouterr().out))["request-id"]
     assert check["status"] == "fail"
     assert "--enable-request-id-headers" in check["detail"]
@@ -156,3 +196,39 @@ def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]
     err = capsys.readouterr().err
     assert err.startswith("refine doctor: error: ")
     assert err.count("\n") == 1
+
+
+def test_recorded_logs_of_two_real_servers_are_told_apart() -> None:
+    # vLLM for CPU on 18900 (the lead's) and on 18910 (max_num_seqs 4, used for the bench)
+    other = parse_server_log(fixture_text("startup-port18900.log"))
+    own = parse_server_log(fixture_text("startup-port18910-seqs4.log"))
+    assert (own.port, own.max_num_seqs, own.kv_cache_gib, own.max_model_len) == (
+        18910,
+        4,
+        1.0,
+        4096,
+    )
+    assert own.engine["dtype"] == "float32" and own.served_models == ["smollm2"]
+    models = [ModelInfo(id="smollm2", max_model_len=4096, owned_by="vllm")]
+    ep = endpoint("http://127.0.0.1:18910/v1")
+    assert check_log_matches(own, ep, models, None).status == "pass"
+    bad = check_log_matches(other, ep, models, None)
+    assert bad.status == "fail" and "port: log 18900, server 18910" in bad.detail
+    wider = [ModelInfo(id="other", max_model_len=8192, owned_by="vllm")]
+    detail = check_log_matches(own, ep, wider, None).detail
+    assert "model: log ['smollm2'], server ['other']" in detail
+    assert "max_model_len: log 4096, server [8192]" in detail
+
+
+def test_kv_plan_explains_a_gap() -> None:
+    log = parse_server_log(fixture_text("startup-port18910-seqs4.log"))
+    arch = arch_from_config(json.loads(fixture_text("smollm2-135m-config.json")))
+    assert kv_plan_check(log, arch)[0] == "pass"
+    fp8 = parse_server_log(
+        fixture_text("startup-port18910-seqs4.log").replace(
+            "kv_cache_dtype=auto", "kv_cache_dtype=fp8"
+        )
+    )
+    status, detail = kv_plan_check(fp8, arch)
+    assert status == "warn" and "(+300.1%)" in detail and "kv-cache-dtype" in detail
+    assert kv_plan_check(log, None)[1].startswith("skipped: needs the model's config.json")
