@@ -33,9 +33,10 @@ from dataclasses import asdict, dataclass
 import structlog
 
 from owlai_refine.guard import reason_group
-from owlai_refine.results import BlockOutcome, OutcomeStatus, RefineResult
+from owlai_refine.results import BlockOutcome, OutcomeStatus, RefineResult, cut_by
 
 __all__ = [
+    "SERVER_CAP_HINT",
     "BlockSettled",
     "CallFinished",
     "CallStarted",
@@ -179,6 +180,7 @@ def log_event(event: RefineEvent) -> None:
         fields["stopped_early"] = fields.pop("watchdog_reason")
         fields["latency_s"] = _round(event.latency_s)
         fields["ttft_s"] = _round(event.ttft_s)
+        fields["cut_by"] = cut_by(event.finish_reason, event.completion_tokens, event.max_tokens)
         log.info("refine.call", **fields)
     elif isinstance(event, BlockSettled):
         _log_outcome(log, event.outcome)
@@ -200,15 +202,25 @@ def log_event(event: RefineEvent) -> None:
         _log_done(log, event.result)
 
 
+SERVER_CAP_HINT = (
+    "the server stopped below our max_tokens: its own output cap (vLLM: the max_new_tokens / "
+    "max_tokens of --override-generation-config) is too small for this block"
+)
+"""The ``hint`` of a ``refine.block_truncated`` line whose reply the server cut."""
+
+
 def _log_outcome(log: structlog.typing.FilteringBoundLogger, o: BlockOutcome) -> None:
     where = {"block_id": o.block_id, "request_id": o.request_id, "line_span": list(o.line_span)}
     if o.status is OutcomeStatus.TRUNCATED:
+        who = cut_by(o.finish_reason, o.completion_tokens, o.max_tokens)
         log.warning(
             "refine.block_truncated",
             **where,
             max_tokens=o.max_tokens,
             completion_tokens=o.completion_tokens,
             finish_reason=o.finish_reason,
+            cut_by=who,
+            hint=SERVER_CAP_HINT if who == "server" else None,
         )
     elif o.status is OutcomeStatus.REJECTED:
         log.warning(

@@ -8,7 +8,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["BlockOutcome", "OutcomeStatus", "RefineResult", "TokenTotals", "is_truncated"]
+__all__ = [
+    "BlockOutcome",
+    "OutcomeStatus",
+    "RefineResult",
+    "TokenTotals",
+    "cut_by",
+    "is_truncated",
+]
 
 
 class OutcomeStatus(StrEnum):
@@ -40,6 +47,21 @@ def is_truncated(
     return finish_reason == "length" or (
         completion_tokens is not None and completion_tokens == max_tokens
     )
+
+
+def cut_by(
+    finish_reason: str | None, completion_tokens: int | None, max_tokens: int | None
+) -> Literal["server", "request"] | None:
+    """Who cut a truncated reply (:func:`is_truncated`): ``"server"`` when it stopped short
+    of the ``max_tokens`` we asked (the server's own output cap, such as vLLM's
+    ``--override-generation-config`` ``max_new_tokens``, or its window filling up): the fix is
+    on the server, not in the block; ``"request"`` when it used our ``max_tokens``; ``None``
+    when the reply was not cut."""
+    if not is_truncated(finish_reason, completion_tokens, max_tokens):
+        return None
+    if completion_tokens is not None and max_tokens is not None and completion_tokens < max_tokens:
+        return "server"
+    return "request"
 
 
 class BlockOutcome(BaseModel):

@@ -202,16 +202,22 @@ async def test_truncated_replies_keep_the_original_and_warn_with_the_request_id(
         assert warning["request_id"] == outcome.request_id and warning["request_id"] in seen_ids
         assert warning["line_span"] == list(outcome.line_span)
         assert warning["completion_tokens"] == 6 and warning["max_tokens"] > 6
+        assert warning["cut_by"] == "server" and "override-generation-config" in warning["hint"]
+    calls = [e for e in logs if e["event"] == "refine.call" and e["finish_reason"] == "length"]
+    assert calls and {e["cut_by"] for e in calls} == {"server"}
     doc = parse(text)
     for outcome in truncated:
         assert doc.blocks[outcome.block_id].text in result.text
 
 
 async def test_a_reply_using_exactly_max_tokens_counts_as_truncated() -> None:
-    with FakeOpenAI(reply=lambda text: " ".join(f"w{i}" for i in range(500))) as server:
+    long_reply = " ".join(f"w{i}" for i in range(500))
+    with FakeOpenAI(reply=lambda text: long_reply) as server, capture_logs() as logs:
         result = await refine("Some paragraph to polish.\n", config(server))
     assert result.outcomes[0].status is OutcomeStatus.TRUNCATED
     assert result.text == "Some paragraph to polish.\n"
+    warning = next(e for e in logs if e["event"] == "refine.block_truncated")
+    assert warning["cut_by"] == "request" and warning["hint"] is None
 
 
 async def test_server_errors_are_retried_then_succeed() -> None:

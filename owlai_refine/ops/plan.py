@@ -46,6 +46,8 @@ __all__ = [
     "activation_bytes",
     "kv_layout",
     "plan",
+    "stage_layers",
+    "windows_text",
 ]
 
 GIB = 1024**3

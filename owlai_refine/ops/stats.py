@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from owlai_refine.ops.ledger import CallRecord, LedgerRead
 from owlai_refine.ops.quantiles import quantiles
-from owlai_refine.results import is_truncated
+from owlai_refine.results import cut_by, is_truncated
 
 __all__ = [
     "QUANTILES",
@@ -59,6 +59,8 @@ class GroupStats(BaseModel):
     (:func:`owlai_refine.results.is_truncated`: ``"length"``, or exactly ``max_tokens`` used);
     ``cached_tokens_total``: prompt tokens served from the prefix cache, ``None`` (unknown, not
     zero) when no call reported ``cached_tokens``; ``cached_tokens_reported``: calls that did;
+    ``truncated_by_server``: of those, replies that stopped below our ``max_tokens``
+    (:func:`owlai_refine.results.cut_by`: the server's own output cap);
     ``truncation_rate``: ``truncated`` over the calls with a ``finish_reason``, ``None`` when no
     call has one.
     """
@@ -77,6 +79,7 @@ class GroupStats(BaseModel):
     finish_reasons: dict[str, int]
     truncated: int
     truncation_rate: float | None
+    truncated_by_server: int = 0
 
 
 class LedgerStats(BaseModel):
@@ -145,6 +148,9 @@ def _group(model: str, backend: str, calls: Sequence[CallRecord]) -> GroupStats:
         finish_reasons=dict(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))),
         truncated=truncated,
         truncation_rate=(truncated / finished) if finished else None,
+        truncated_by_server=sum(
+            cut_by(c.finish_reason, c.completion_tokens, c.max_tokens) == "server" for c in calls
+        ),
     )
 
 
@@ -198,5 +204,12 @@ def format_stats(stats: LedgerStats) -> str:
             lines.append("  truncation rate    n/a (no finish_reason)")
         else:
             total = sum(g.finish_reasons.values())
-            lines.append(f"  truncation rate    {g.truncation_rate:.1%} ({g.truncated} of {total})")
+            by_server = (
+                f"; {g.truncated_by_server} cut by the server's own output cap, below our "
+                "max_tokens: raise its override"
+                if g.truncated_by_server
+                else ""
+            )
+            rate = f"{g.truncation_rate:.1%} ({g.truncated} of {total}{by_server})"
+            lines.append(f"  truncation rate    {rate}")
     return "\n".join(lines)

@@ -70,7 +70,8 @@ def test_cli_table(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "model smollm2 | backend self-hosted | 6 call(s), 1 failed, 5 with usage" in out
     assert "p10 1,400  p50 3,000  p90 27,600  p99 38,760  max 40,000" in out
-    assert "truncation rate    40.0% (2 of 5)" in out
+    # block 3: 48 tokens of the 600 asked, the recorded server's 48-token override
+    assert "truncation rate    40.0% (2 of 5; 1 cut by the server's own output cap" in out
     assert "2 non-JSON line(s) skipped, 3 other event(s) ignored" in out
 
 
@@ -143,3 +144,19 @@ def test_cached_tokens_never_reported_print_unknown(tmp_path: Path) -> None:
     )
     stats = ledger_stats(read_ledgers([log]), files=1)
     assert "total 4 (reported by 1 of 2 calls)" in format_stats(stats)
+
+
+def test_replies_cut_by_the_server_cap_are_counted_apart(tmp_path: Path) -> None:
+    base = {"event": "refine.call", "model": "m", "backend": "self-hosted", "prompt_tokens": 9}
+    calls = [
+        {**base, "finish_reason": "length", "completion_tokens": 48, "max_tokens": 400},
+        {**base, "finish_reason": "length", "completion_tokens": 400, "max_tokens": 400},
+        {**base, "finish_reason": "stop", "completion_tokens": 20, "max_tokens": 400},
+    ]
+    log = tmp_path / "run.log"
+    log.write_text("\n".join(json.dumps(c) for c in calls) + "\n")
+    g = ledger_stats(read_ledgers([log]), files=1).groups[0]
+    assert (g.truncated, g.truncated_by_server) == (2, 1)
+    assert "(2 of 3; 1 cut by the server's own output cap" in format_stats(
+        ledger_stats(read_ledgers([log]), files=1)
+    )
