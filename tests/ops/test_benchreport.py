@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from owlai_refine.ops.bench import BenchResult
 from owlai_refine.ops.benchreport import (
     Point,
     Spread,
@@ -15,6 +16,8 @@ from owlai_refine.ops.benchreport import (
     step_stats,
 )
 from owlai_refine.ops.sweep import RequestResult, StepRaw
+
+from .conftest import fixture_text
 
 
 def _point(conc: int, tps: float, ttft: float, tpot: float) -> Point:
@@ -167,3 +170,16 @@ def test_every_step_queued_keeps_the_smallest() -> None:
     knee = find_knee(CAPPED[2:], queued=[4, 8])
     assert knee.concurrency == 4 and knee.next_concurrency is None
     assert knee.sentence.startswith("every step queued in the server: 4, the smallest")
+
+
+def test_recorded_sweep_of_a_max_num_seqs_4_server() -> None:
+    # refine bench against vLLM for CPU started with --max-num-seqs 4, swept 1,2,4,8
+    # (fixtures/vllm/bench-max-num-seqs-4-swept-to-8.json, recorded on this project's machine)
+    res = BenchResult.model_validate_json(fixture_text("bench-max-num-seqs-4-swept-to-8.json"))
+    pts = points(res.steps)
+    assert learn_max_num_seqs(pts, None)[0] == 4
+    assert queued_steps(pts, 4) == [8]
+    knee = find_knee(pts, 0.05, queued_steps(pts, 4))
+    assert knee.concurrency == 4 and knee.queued == [8]
+    by_conc = {p.concurrency: p for p in pts}
+    assert (by_conc[8].median("ttft_p50_s") or 0) > 2 * (by_conc[4].median("ttft_p50_s") or 0)
