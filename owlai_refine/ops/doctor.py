@@ -197,7 +197,7 @@ def check_server_log(
 
 def check_log_matches(
     log: ServerLog | None,
-    ep: Endpoint,
+    ep: ServerUrls,
     models: list[ModelInfo],
     metrics: Metrics | None,
 ) -> Check:

@@ -10,7 +10,7 @@ import pytest
 
 from owlai_refine.ops import EXIT_CHECK_FAILED, run_doctor
 from owlai_refine.ops.doctor import check_log_matches, check_server_log
-from owlai_refine.ops.http import ModelInfo, endpoint
+from owlai_refine.ops.http import ModelInfo, server_urls
 from owlai_refine.ops.modelarch import arch_from_config
 from owlai_refine.ops.planlog import kv_plan_check
 from owlai_refine.ops.serverlog import parse_server_log
@@ -210,7 +210,7 @@ def test_recorded_logs_of_two_real_servers_are_told_apart() -> None:
     )
     assert own.engine["dtype"] == "float32" and own.served_models == ["smollm2"]
     models = [ModelInfo(id="smollm2", max_model_len=4096, owned_by="vllm")]
-    ep = endpoint("http://127.0.0.1:18910/v1")
+    ep = server_urls("http://127.0.0.1:18910/v1")
     assert check_log_matches(own, ep, models, None).status == "pass"
     bad = check_log_matches(other, ep, models, None)
     assert bad.status == "fail" and "port: log 18900, server 18910" in bad.detail
