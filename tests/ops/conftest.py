@@ -36,10 +36,13 @@ def stub_token_count(messages: list[dict[str, Any]]) -> int:
 @dataclass
 class StubState:
     """What the stub does: ``echo_request_id`` (like ``--enable-request-id-headers``),
-    ``prefix_hit_tokens`` added to ``vllm:prefix_cache_hits_total`` per chat request,
-    ``metrics_file`` (``None``: 404), and the counters and request log it keeps."""
+    ``cached_tokens`` in usage (``None``: no ``prompt_tokens_details``, like vLLM without
+    ``--enable-prompt-tokens-details``), ``prefix_hit_tokens`` added to
+    ``vllm:prefix_cache_hits_total`` per chat request, ``metrics_file`` (``None``: 404), and
+    the counters and request log it keeps."""
 
     echo_request_id: bool = True
+    cached_tokens: int | None = None
     prefix_hit_tokens: int = 0
     metrics_file: str | None = "metrics-idle.txt"
     tokenize: bool = True
@@ -58,6 +61,15 @@ class VllmStub(FakeOpenAI):
     def __init__(self, state: StubState) -> None:
         self.state = state
         super().__init__(reply=lambda text: " ".join(f"w{i}" for i in range(8192)))
+
+    @property
+    def cached_tokens(self) -> int | None:
+        """``usage.prompt_tokens_details.cached_tokens``, from ``state``."""
+        return self.state.cached_tokens
+
+    @cached_tokens.setter
+    def cached_tokens(self, value: int | None) -> None:
+        """FakeOpenAI's constructor sets it; the stub keeps ``state``'s."""
 
     @property
     def echo_request_id(self) -> bool:

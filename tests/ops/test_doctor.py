@@ -232,3 +232,16 @@ def test_kv_plan_explains_a_gap() -> None:
     status, detail = kv_plan_check(fp8, arch)
     assert status == "warn" and "(+300.1%)" in detail and "kv-cache-dtype" in detail
     assert kv_plan_check(log, None)[1].startswith("skipped: needs the model's config.json")
+
+
+def test_prompt_details_pass_when_the_server_sends_them(
+    stub: Stub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stub.state.cached_tokens = 5  # vLLM with --enable-prompt-tokens-details
+    run_doctor(["--base-url", stub.url, "--json"])
+    check = _by_name(json.loads(capsys.readouterr().out))["prompt-details"]
+    assert check == {
+        "name": "prompt-details",
+        "status": "pass",
+        "detail": "usage carries cached_tokens (5)",
+    }
