@@ -23,11 +23,13 @@ that release and unchanged in substance since 0.10):
   (``kv_size_rule="blocks"``: vLLM 0.9-0.19).
 
 Memory per card (GPU; vLLM's ``determine_available_memory``): ``gpu_memory x utilization -
-weights / TP - peak activation - non-torch overhead``. CUDA graphs are captured after the KV
-cache is sized and are not subtracted (vLLM subtracts them only with
-``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1``). The activation peak is an estimate, linear in
-``max_num_batched_tokens`` (see :func:`activation_bytes`); all sizes are bytes unless a name
-says GiB.
+weights / TP - peak activation - non-torch overhead``. CUDA graphs are not modelled: vLLM up to
+0.20 captured them after sizing the KV cache (the public logs this is fitted on); from 0.21 it
+also subtracts an estimate of their memory by default (``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS``,
+logged as "Estimated CUDA graph memory"), so on those versions the per-card KV figure is high by
+that estimate: give ``kv_cache_gib`` from the log's "Available KV cache memory" instead. The
+activation peak is an estimate, linear in ``max_num_batched_tokens`` (see
+:func:`activation_bytes`); all sizes are bytes unless a name says GiB.
 """
 
 from __future__ import annotations
