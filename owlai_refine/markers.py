@@ -23,7 +23,10 @@ FOOTNOTE_REF = re.compile(r"(?<!\\)\[\^[^\]\s]+\]")
 """A footnote reference: ``[^2]``, ``[^note]``."""
 
 BARE_URL = re.compile(
-    r"(?:(?:https?|ftp)://|www\.)[^\s<>\"'\u3000-\u303f\uff01-\uff0f\uff1a-\uff20]+", re.IGNORECASE
+    r"(?:(?:https?|ftp)://|www\.)[^\s<>\"'\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\u3040-\u30ff"
+    r"\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3]+",
+    re.IGNORECASE,
 )
 """A URL written out in the text (``https://``, ``ftp://`` or ``www.``), up to whitespace, a
-quote, an angle bracket or CJK punctuation; the guard trims trailing sentence punctuation."""
+quote, an angle bracket, CJK punctuation or a CJK letter (a Korean particle glued to a URL,
+``...)의``, is no part of it); the guard trims trailing sentence punctuation."""

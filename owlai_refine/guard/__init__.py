@@ -20,6 +20,12 @@ Pure code, no IO. :func:`check_reply` takes a block and the model's reply text a
    brought in (a third of the reply's content words new); judged only when the language is
    kept.
 9. **tokens** (``tokens``): the protected inline tokens kept as a multiset.
+10. **meaning** (``meaning``): what the block says, said the same: no negator, hedge, scope
+    or quantity word added or removed and no opposite flipped (per-language word tables in
+    ``guard/lexicon``), no month, time word or number word changed, no number swapped or given
+    another unit, no name replaced, no clause dropped or invented (an alignment of block and
+    reply); judged only on a single paragraph in the block's language, after normalising
+    widths, CJK-Latin spacing and contractions.
 
 Every failing check adds its reasons (all checks run, so a log line says everything that is wrong).
 Reason strings start with a fixed group name, for grouping logs (:func:`reason_group`):
@@ -38,6 +44,12 @@ Reason strings start with a fixed group name, for grouping logs (:func:`reason_g
   ``escaped <kind> <form>``; kinds: citation, footnote, alert, url, image, code, math, html,
   number, name (lost only: ``lost name DLSS``), bold, italic, strikethrough. A reason that
   applies N times ends in `` xN``.
+- ``changed polarity <category>: <block's words> -> <reply's words>``: ``changed polarity
+  negation: ∅ -> "not"``, ``changed polarity direction: "higher" -> "lower"``.
+- ``changed date: "May" -> "June"``, ``changed number word: "three" -> "two"``.
+- ``changed unit 27 hours -> 27 minutes``, ``swapped numbers 512 -> 27``.
+- ``changed name Netherlands -> Siemens``, ``lost name X``, ``added name Y``.
+- ``lost clause "..."``, ``added clause "..."``.
 - ``and N more``: the last of :data:`MAX_REASONS` reasons, when there were more.
 
 :func:`watchdog_for` gives the streaming check: an incremental :class:`RepetitionDetector`
@@ -54,7 +66,8 @@ from owlai_refine.blocks import Block, BlockKind
 from owlai_refine.config import GuardConfig
 from owlai_refine.guard._md import parse_tokens
 from owlai_refine.guard.content import added_words, lost_sentences, lost_words
-from owlai_refine.guard.language import language_problem
+from owlai_refine.guard.language import language_label, language_problem
+from owlai_refine.guard.meaning import meaning_problems
 from owlai_refine.guard.repetition import RepetitionDetector, repetition_problem
 from owlai_refine.guard.structure import structure_problems
 from owlai_refine.guard.tokens import compare_tokens, protected_tokens
@@ -78,7 +91,8 @@ _FINAL_PUNCT = tuple(".!?\u3002\uff01\uff1f")  # and the ideographic full stop, 
 _CUT_ENDING = re.compile(r"(?:[^\W_]|[/(\[{<,;:])\Z")  # a letter or digit (not "_"), or an opener
 _MORE = re.compile(r"^and \d+ more$")
 _GROUP = re.compile(
-    r"^(?:(?:lost|added|changed|escaped) \w+|structure|repetition|too short|too long|cut off"
+    r"^(?:changed polarity [\w :]+(?=:)|(?:lost|added|changed|escaped|swapped) \w+|structure"
+    r"|repetition|too short|too long|cut off"
     r"|language|empty)"
 )
 
@@ -153,12 +167,25 @@ def check_reply(block: Block, reply: str, config: GuardConfig) -> Verdict:
     return Verdict(text, unwrapped=removed)
 
 
+def _deduplicated(reasons: list[str]) -> list[str]:
+    """``reasons`` in order without repeats, and without a ``lost name X`` that a ``changed
+    name X -> Y`` already says (the token and meaning checks both watch names)."""
+    changed = {r.split(" ")[2] for r in reasons if r.startswith("changed name ")}
+    out: list[str] = []
+    for r in reasons:
+        if r in out or (r.startswith("lost name ") and r.split(" ", 2)[2] in changed):
+            continue
+        out.append(r)
+    return out
+
+
 def problems(block_text: str, text: str, config: GuardConfig) -> list[str]:
     """Every reason ``text`` (an already unwrapped reply) may not replace a block whose text is
-    ``block_text``: checks 3 to 9 of the module docstring, at most :data:`MAX_REASONS`."""
+    ``block_text``: checks 3 to 10 of the module docstring, at most :data:`MAX_REASONS`."""
     block_parse = parse_tokens(block_text)
     reply_parse = parse_tokens(text)
     reasons = structure_problems(block_parse, reply_parse)
+    structural = bool(reasons)
     language = language_problem(block_text, text)
     for problem in (
         repetition_problem(block_text, text, config.repeat_threshold, config.repeat_window),
@@ -179,6 +206,9 @@ def problems(block_text: str, text: str, config: GuardConfig) -> list[str]:
     reasons += compare_tokens(
         protected_tokens(block_text, block_parse[0]), protected_tokens(text, reply_parse[0])
     )
+    if language is None and not structural:  # meaning is judged within one paragraph
+        reasons += meaning_problems(block_text, text, language_label(block_text))
+    reasons = _deduplicated(reasons)
     if len(reasons) > MAX_REASONS:
         more = len(reasons) - MAX_REASONS + 1
         reasons = [*reasons[: MAX_REASONS - 1], f"and {more} more"]

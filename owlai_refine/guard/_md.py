@@ -32,7 +32,17 @@ def prose(text: str) -> str:
     """``text`` with code spans, link and image destinations, inline math and bare URLs
     blanked out: the words the language and content checks read. Dollar math follows the
     shared parser's pandoc rules, so the text between two prices (``$5 ... $6``) stays prose."""
-    return BARE_URL.sub(" ", _NOT_PROSE.sub(" ", text))
+    return BARE_URL.sub(_blank_url, _NOT_PROSE.sub(" ", text))
+
+
+def _blank_url(m: re.Match[str]) -> str:
+    """A bare URL blanked, its trailing sentence punctuation and closing brackets kept
+    (``see https://x.org/a].`` keeps ``].``: the sentence still ends there)."""
+    url = m.group()
+    end = len(url)
+    while end and url[end - 1] in ".,;:!?)]}*_~":
+        end -= 1
+    return " " + url[end:]
 
 
 def parse_tokens(text: str) -> tuple[list[Token], dict[str, object]]:

@@ -25,8 +25,10 @@ worked example pasted over a block, and no edit that kept the block's sense.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from owlai_refine.guard._md import prose
+from owlai_refine.guard.normalise import CJK, normalise
 
 __all__ = [
     "MAX_NEW",
@@ -56,13 +58,26 @@ let such rewrites through."""
 
 MAX_NEW = 1 / 3
 """A reply with more than this fraction of new content tokens brought in new matter ..."""
+MAX_NEW_CJK = 1 / 2
+"""... or of new CJK characters (a faithful Korean or Chinese rewording changes many
+characters: "RFC에 대한 개요를 제공" -> "RFC의 내용을 개괄적으로 소개"; a new clause is the
+``meaning`` check's ``added clause``)."""
+MIN_KEPT_CJK = 1 / 3
+"""A sentence of mostly CJK tokens is lost below this fraction of its distinctive characters
+kept (Japanese "この記事の管理は GitHub で行っています" -> "この記事は GitHub で管理しています"
+keeps few of its own characters in the same words)."""
 MIN_NEW = 3
 """... if it has at least this many new content tokens (a changed word or two is an edit)."""
 
-_CJK = r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7a3]"
-_WORD = re.compile(rf"{_CJK}+|[^\W\d_]+")
-_IS_CJK = re.compile(_CJK)
+_CJK_HAN = r"\u3005\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_WORD = re.compile(
+    rf"[{_CJK_HAN}]|[\u30a1-\u30fa\u30fc]{{2,}}|[\uac00-\ud7a3]+|[^\W\d_{CJK}]+"
+)
+_IS_CJK = re.compile(f"[{CJK}]")
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[\u3002\uff01\uff1f])")
+_HANGUL_STOP = frozenset("은는이가을를의에와과도로서고며면다요한할하된되니습있었았였것수들")
+_CJK_STOP = frozenset("的了是在和与及等也而或把被对将从这那其之于以为所中个一有就都着过们")
 _STOP = frozenset(
     {
         "that", "this", "with", "from", "have", "been", "were", "which", "their", "there",
@@ -81,15 +96,26 @@ def content_tokens(text: str) -> set[str]:
 
 
 def _ordered_tokens(text: str) -> dict[str, str]:
-    """Content token -> the word it was first seen in (a bigram stands for itself)."""
+    """Content token -> the word it was first seen in (a CJK token stands for itself)."""
     tokens: dict[str, str] = {}
-    for word in _WORD.findall(text):
-        if _IS_CJK.match(word):
-            for i in range(len(word) - 1):
-                tokens.setdefault(word[i : i + 2], word[i : i + 2])
+    for word in _WORD.findall(normalise(text)):
+        if _HANGUL.match(word):
+            for ch in word:
+                if ch not in _HANGUL_STOP:
+                    tokens.setdefault(ch, ch)
+        elif _IS_CJK.match(word):
+            if word not in _CJK_STOP:
+                tokens.setdefault(word, word)
         elif len(word) >= 4 and (lower := word.lower()) not in _STOP:
             tokens.setdefault(lower[:6], lower)
     return tokens
+
+
+def _mostly_cjk(tokens: Iterable[str]) -> bool:
+    """True if most of ``tokens`` are CJK characters (one character carries less of a
+    sentence than one Latin word, and a rewording changes more of them)."""
+    marks = [bool(_IS_CJK.match(t)) for t in tokens]
+    return sum(marks) * 2 > len(marks)
 
 
 def _start(sentence: str, limit: int = 50) -> str:
@@ -109,7 +135,8 @@ def lost_sentences(block_text: str, reply_text: str) -> list[str]:
         distinctive = tokens[i] - others
         if len(distinctive) < MIN_DISTINCTIVE:
             continue
-        if len(distinctive & kept) < MIN_KEPT * len(distinctive):
+        needed = MIN_KEPT_CJK if _mostly_cjk(distinctive) else MIN_KEPT
+        if len(distinctive & kept) < needed * len(distinctive):
             reasons.append(f'lost sentence "{_start(sentence)}"')
     return reasons
 
@@ -142,7 +169,8 @@ def added_words(block_text: str, reply_text: str) -> str | None:
     before = content_tokens(prose(block_text))
     after = _ordered_tokens(prose(reply_text))
     new = [word for token, word in after.items() if token not in before]
-    if len(new) >= MIN_NEW and len(new) > MAX_NEW * len(after):
+    limit = MAX_NEW_CJK if _mostly_cjk(after) else MAX_NEW
+    if len(new) >= MIN_NEW and len(new) > limit * len(after):
         shown = ", ".join(new[:6]) + (", \u2026" if len(new) > 6 else "")
         return f'added words "{shown}"'
     return None

@@ -1,0 +1,158 @@
+"""Guard quality: good edits accepted and bad edits caught, on the labelled replies.
+
+    python -m benchmarks.guard_quality [--files fixtures/edits/*.jsonl] [--show bad|good|all]
+
+Each row of ``fixtures/edits/*.jsonl`` is a block of a sample report and a reply written by hand
+(as a careful frontier model would answer our prompt, or as a model that slipped would), labelled
+``good`` or ``bad`` with its class (``reword``, ``negation``, ``number_swap``, ...). Every reply
+goes through :func:`owlai_refine.guard.check_reply` as the refiner calls it. Printed: the share
+of good replies accepted per language and per class, the share of bad replies caught per class
+and language, and the guard's CPU time per reply (median and p90, over ``--repeats`` runs).
+``--show`` lists the rows the guard got wrong (a good reply rejected with its reasons, a bad
+reply accepted), for reading.
+
+Rows of class ``role_swap`` are counted apart: two roles swapped with every word kept is a
+change the meaning check is known not to see (see ``owlai_refine.guard.meaning``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks._common import print_table
+from owlai_refine.blocks import Block, BlockKind
+from owlai_refine.config import GuardConfig
+from owlai_refine.guard import Verdict, check_reply
+
+EDITS = Path(__file__).resolve().parents[1] / "fixtures" / "edits"
+KNOWN_LIMITS = frozenset({"role_swap"})
+"""Bad classes the guard is known not to catch; reported, not counted in the totals."""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One labelled reply (the fields of a ``fixtures/edits`` line)."""
+
+    id: str
+    language: str
+    label: str
+    cls: str
+    block: Block
+    reply: str
+
+
+def load_rows(files: list[Path] | None = None) -> list[Row]:
+    """Every labelled reply of ``files`` (default: every ``fixtures/edits/*.jsonl``), in file
+    order. Raises ``ValueError`` naming the file and line of a malformed row."""
+    rows: list[Row] = []
+    for path in files or sorted(EDITS.glob("*.jsonl")):
+        for n, line in enumerate(path.read_text("utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                raw: dict[str, Any] = json.loads(line)
+                block = Block(
+                    id=int(raw["block"]),
+                    kind=BlockKind(raw.get("kind", "paragraph")),
+                    start=0,
+                    end=raw["block_text"].count("\n") + 1,
+                    prefixes=("",) * (raw["block_text"].count("\n") + 1),
+                    continuation_prefix="",
+                    text=raw["block_text"],
+                    heading_path=tuple(raw.get("heading_path", ())),
+                )
+                rows.append(
+                    Row(raw["id"], raw["language"], raw["label"], raw["class"], block, raw["reply"])
+                )
+            except (KeyError, ValueError, TypeError) as exc:
+                raise ValueError(f"{path}:{n}: {exc}") from exc
+    return rows
+
+
+def accepted(verdict: Verdict) -> bool:
+    """True if the reply would be spliced in (refined) or counted unchanged."""
+    return verdict.text is not None
+
+
+def _share(hits: int, total: int) -> str:
+    return f"{100 * hits / total:5.1f}% ({hits}/{total})" if total else "-"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.guard_quality")
+    parser.add_argument("--files", nargs="*", type=Path)
+    parser.add_argument("--show", choices=("bad", "good", "all"))
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args(argv)
+    rows = load_rows(args.files)
+    config = GuardConfig()
+    verdicts: dict[str, Verdict] = {}
+    times: dict[str, float] = {}
+    for _ in range(args.repeats):
+        for row in rows:
+            started = time.process_time()
+            verdicts[row.id] = check_reply(row.block, row.reply, config)
+            spent = time.process_time() - started
+            times[row.id] = min(times.get(row.id, spent), spent)
+
+    good: dict[tuple[str, str], list[bool]] = defaultdict(list)
+    bad: dict[tuple[str, str], list[bool]] = defaultdict(list)
+    for row in rows:
+        ok = accepted(verdicts[row.id])
+        (good if row.label == "good" else bad)[(row.language, row.cls)].append(
+            ok if row.label == "good" else not ok
+        )
+        wrong = ok != (row.label == "good")
+        if args.show and wrong and args.show in ("all", row.label):
+            print(f"[{row.label} {row.cls}] {row.id}: {verdicts[row.id].reasons}")
+            print(f"   block: {' '.join(row.block.text.split())[:300]}")
+            print(f"   reply: {' '.join(row.reply.split())[:300]}")
+
+    languages = sorted({row.language for row in rows})
+
+    def table(title: str, data: dict[tuple[str, str], list[bool]], what: str) -> None:
+        classes = sorted({cls for _, cls in data})
+        out = []
+        for cls in classes:
+            cells = [cls]
+            every: list[bool] = []
+            for lang in languages:
+                got = data.get((lang, cls), [])
+                every += got
+                cells.append(_share(sum(got), len(got)))
+            cells.append(_share(sum(every), len(every)))
+            out.append(cells)
+        totals = ["all" + (" (known limits apart)" if what == "caught" else "")]
+        every_all: list[bool] = []
+        for lang in languages:
+            got = [
+                x for (lg, c), xs in data.items() if lg == lang and c not in KNOWN_LIMITS
+                for x in xs
+            ]  # fmt: skip
+            every_all += got
+            totals.append(_share(sum(got), len(got)))
+        totals.append(_share(sum(every_all), len(every_all)))
+        out.append(totals)
+        print(f"\n{title}")
+        print_table(["class", *languages, "all"], out)
+
+    table("Good replies accepted", good, "accepted")
+    table("Bad replies caught", bad, "caught")
+    per_block = sorted(times.values())
+    print(
+        f"\nguard time per reply: median {1000 * statistics.median(per_block):.2f} ms, "
+        f"p90 {1000 * per_block[int(0.9 * (len(per_block) - 1))]:.2f} ms over {len(rows)} replies"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,112 @@
+"""Clauses: align block and reply, and judge the runs one of them has and the other lacks.
+
+Pure code, no IO. Both texts (normalised prose, ``normalise``) become sequences of *units*:
+Latin words (lower-cased, cut to six letters: "threatens" and "threat" meet) and numbers, and
+single CJK characters (Han, Kana, Hangul syllables; spaces between Hangul words are dropped, so
+a spacing fix is no change). :class:`difflib.SequenceMatcher` aligns the two; each run it marks
+deleted (or replaced by much less) is *dropped content* when its content units appear nowhere in
+the reply (text moved elsewhere is not dropped), and the other way round for *added content*.
+
+- ``lost clause "..."``: a run whose dropped content weighs at least :data:`MIN_CLAUSE` (a Latin
+  content word of four letters or more weighs 1, a Han, Katakana or Hangul character 1/3,
+  Hiragana and function words nothing), or a parenthesised part of the block (``(required)``,
+  ``（必須）``) whose content words are all gone.
+- ``added clause "..."``: the same for new content inserted by the reply.
+
+A copy edit replaces words with synonyms (a run replaced by a run of similar weight: not
+judged), drops filler ("in order to" -> "to": too light) and moves clauses (found elsewhere: not
+dropped). What it never does is drop or invent a clause's worth of content.
+"""
+
+from __future__ import annotations
+
+import re
+from difflib import SequenceMatcher
+
+from owlai_refine.guard.normalise import CJK
+
+__all__ = ["MIN_CLAUSE", "clause_problems", "units"]
+
+MIN_CLAUSE = 2.0
+"""The content weight of a dropped or added run that makes it a clause (two Latin content
+words, six Han or Hangul characters)."""
+
+_UNIT = re.compile(rf"[{CJK}]|[A-Za-z][A-Za-z']*|\d+(?:[.,]\d+)*")
+_HIRAGANA = re.compile(r"[\u3040-\u309f]")
+_CJK_STOP = frozenset("的了是在和与及等也而或把被对将从这那其之于以为所中上下个一有就都着过们")
+_HANGUL_STOP = frozenset("은는이가을를의에와과도로서고며면다요한할하된되")
+_STOP = frozenset(
+    {
+        "that", "this", "with", "from", "have", "been", "were", "which", "their", "there", "these",
+        "those", "they", "them", "than", "then", "into", "also", "such", "what", "when", "where",
+        "while", "would", "should", "being", "each", "very", "just", "both", "does", "done",
+        "make", "made", "makes", "more", "most", "only", "some", "over", "other", "well", "used",
+        "using", "uses", "able", "order", "thus", "hence", "therefore", "however", "moreover",
+        "furthermore", "addition", "additionally", "overall", "particular", "particularly",
+        "specifically", "various", "whether", "within", "across", "through", "because", "since",
+        "about", "upon", "based", "regarding", "including", "especially", "like", "many", "much",
+        "same", "here", "even", "still", "already", "often", "will", "could", "might", "must",
+        "shall", "your", "itself", "themselves", "among", "around", "against",
+    }
+)  # fmt: skip
+_STOP6 = frozenset(w[:6] for w in _STOP)
+_PAREN = re.compile(r"\(([^()]{1,80})\)")
+
+
+def units(text: str) -> list[str]:
+    """The alignment units of a normalised text (see the module docstring)."""
+    return [u.lower()[:6] if u[0].isascii() and u[0].isalpha() else u for u in _UNIT.findall(text)]
+
+
+def _weight(unit: str) -> float:
+    if unit[0].isascii():
+        if unit[0].isdigit():
+            return 0.0  # numbers are the token check's
+        return 1.0 if len(unit) >= 4 and unit not in _STOP6 else 0.0
+    if _HIRAGANA.match(unit) or unit in _CJK_STOP or unit in _HANGUL_STOP:
+        return 0.0
+    return 1 / 3
+
+
+def _shown(text_units: list[str], i1: int, i2: int, limit: int = 48) -> str:
+    cjk = all(not u[0].isascii() for u in text_units[i1:i2])
+    text = ("" if cjk else " ").join(text_units[i1:i2])
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def _dropped(run: list[str], other: set[str]) -> float:
+    return sum(_weight(u) for u in run if u not in other)
+
+
+def clause_problems(
+    block: str, reply: str, block_source: str = "", reply_source: str = ""
+) -> list[str]:
+    """``lost clause`` and ``added clause`` reasons for two normalised prose texts, at most one
+    of each (the heaviest run); empty when nothing was dropped or invented. ``*_source``: the
+    whole texts, code and URLs included: a word that is there in any form (a code span that lost
+    its backticks) is the token check's, not a clause."""
+    a, b = units(block), units(reply)
+    a_set, b_set = set(a) | set(units(block_source)), set(b) | set(units(reply_source))
+    lost: tuple[float, str] | None = None
+    added: tuple[float, str] | None = None
+    for op, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "equal":
+            continue
+        gone = _dropped(a[i1:i2], b_set)
+        new = _dropped(b[j1:j2], a_set)
+        if gone - new >= MIN_CLAUSE and (lost is None or gone > lost[0]):
+            lost = (gone, _shown(a, i1, i2))
+        if new - gone >= MIN_CLAUSE and (added is None or new > added[0]):
+            added = (new, _shown(b, j1, j2))
+    reasons: list[str] = []
+    if lost:
+        reasons.append(f'lost clause "{lost[1]}"')
+    else:
+        for m in _PAREN.finditer(block):
+            inner = [u for u in units(m.group(1)) if _weight(u) > 0]
+            if inner and not any(u in b_set for u in inner):
+                reasons.append(f'lost clause "({m.group(1)[:40]})"')
+                break
+    if added:
+        reasons.append(f'added clause "{added[1]}"')
+    return reasons

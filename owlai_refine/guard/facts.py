@@ -1,0 +1,272 @@
+"""Facts in context: numbers bound to their units and neighbours, and names.
+
+Pure code, no IO. Both functions take two *normalised* prose texts (``normalise``) and the
+block's language label.
+
+**Numbers.** The token check already keeps every number as a multiset; what it cannot see is a
+number moved to another place or given another unit. Each number is read with its unit (the
+word or CJK unit after it, from the ``units`` category of the word tables: ``27 hours``,
+``30%``, ``3层``) and its *anchors*: the content word before and after it (for CJK text, the
+character pairs just before it), not across punctuation or another number.
+
+- ``changed unit 27 hours -> 27 minutes``: a number of both texts whose unit in the reply is one
+  the block never gave it, while the block's own unit for it is gone.
+- ``swapped numbers 27 <-> 512 (hours)``: two numbers traded their anchors (an anchor that in
+  the block belonged to one number only stands, in the reply, next to the other and not its
+  own, both ways): the words stayed and the numbers moved. A reordered sentence moves the anchors
+  with their numbers and passes.
+
+**Names.** In Latin text: words with a capital that do not start a sentence, and words with two
+or more capitals or a digit (``DLSS``, ``H100``); in CJK text: every Latin word, and Katakana
+runs in Japanese. A name of the block that the reply no longer has (in any case), paired with a
+name the reply brought in, is ``changed name Netherlands -> Belgium``; one lost alone is ``lost
+name``, one new alone ``added name``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+from owlai_refine.guard.lexicon import Category, tables_for
+from owlai_refine.guard.normalise import CJK
+
+__all__ = ["name_problems", "number_problems"]
+
+_NUMBER = re.compile(r"(?<![0-9.,])\d+(?:[.,]\d+)*")
+_LATIN = re.compile(r"[A-Za-z][A-Za-z0-9']*")
+_CJK_RUN = re.compile(f"[{CJK}]+")
+_AFTER_NUMBER = re.compile(r"\d[ \u00a0]?\Z")
+_KATAKANA = re.compile(r"[\u30a1-\u30fa\u30fc]{2,}")
+_BREAK = re.compile(r"[.,;:!?()\[\]\"\u3001\u3002\uff1f\uff01]")
+_STOP = frozenset(
+    {
+        "the", "a", "an", "of", "in", "on", "at", "to", "for", "by", "with", "and", "or", "from",
+        "than", "as", "is", "are", "was", "were", "be", "been", "its", "their", "this", "that",
+        "about", "around", "over", "under", "up", "nearly", "approximately", "roughly", "some",
+        "per", "each", "every", "only", "just", "all", "more", "less", "than", "has", "had",
+        "have", "it", "into", "out", "which", "while",
+    }
+)  # fmt: skip
+_NOT_NAMES = frozenset(
+    {
+        "i", "the", "a", "an", "this", "that", "these", "those", "it", "its", "in", "on", "for",
+        "and", "but", "or", "if", "as", "at", "by", "to", "of", "with", "from", "we", "our",
+        "they", "their", "he", "she", "his", "her", "you", "your", "my",
+    }
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class _Number:
+    key: str
+    unit: str | None
+    anchors: frozenset[str]
+    shown: str
+
+
+def _units(label: str) -> tuple[Category, ...]:
+    return tuple(c for t in tables_for(label) for c in t.category("units"))
+
+
+def _latin_anchor(text: str, before: bool) -> str | None:
+    """The nearest content word before (or after) a number in ``text``, within two words."""
+    words = text.split()
+    if before:
+        words = words[::-1]
+    for word in words[:3]:
+        w = word.strip("*_'\"()[]").lower()
+        if not w or _BREAK.search(word if before else word[:1]) and not before:
+            return None
+        if _NUMBER.fullmatch(w):
+            return None
+        if w.isalpha() and w not in _STOP and len(w) >= 3:
+            return w[:5]
+        if _BREAK.search(word):
+            return None
+    return None
+
+
+def _cjk_anchors(left: str) -> set[str]:
+    """The character pairs of the (up to) four CJK characters just before a number."""
+    m = re.search(f"[{CJK}]{{1,4}}$", left)
+    run = m.group() if m else ""
+    return {run[i : i + 2] for i in range(len(run) - 1)}
+
+
+def _numbers(text: str, units: tuple[Category, ...]) -> list[_Number]:
+    out: list[_Number] = []
+    for m in _NUMBER.finditer(text):
+        key = m.group().replace(",", "") if re.fullmatch(r"\d{1,3}(?:,\d{3})+", m.group()) else m.group()
+        rest = text[m.end() : m.end() + 24]
+        unit, unit_len = None, 0
+        stripped = rest.lstrip(" -")
+        for category in units:
+            if category.pattern is None:
+                continue
+            u = category.pattern.match(stripped)
+            if u and len(u.group()) > unit_len:
+                unit, unit_len = f"{category.name}:{category.value_of(u.group())}", len(u.group())
+        anchors: set[str] = set()
+        left = re.split(r"[.;:!?\u3002\uff1b\uff01\uff1f]", text[max(0, m.start() - 40) : m.start()])[-1]
+        right = stripped[unit_len:] if unit else stripped
+        right = re.split(r"[.,;:!?\u3001\u3002]", right)[0]
+        if (a := _latin_anchor(left, before=True)) is not None:
+            anchors.add(a)
+        if unit is None and (a := _latin_anchor(right, before=False)) is not None:
+            anchors.add(a)
+        anchors |= _cjk_anchors(left)
+        if unit is not None:
+            anchors.add(unit)
+        shown = m.group() + (rest[: len(rest) - len(stripped) + unit_len] if unit else "")
+        out.append(_Number(key, unit, frozenset(anchors), shown.strip()))
+    return out
+
+
+def number_problems(block: str, reply: str, label: str) -> list[str]:
+    """``changed unit`` and ``swapped numbers`` reasons (see the module docstring)."""
+    units = _units(label)
+    before, after = _numbers(block, units), _numbers(reply, units)
+    if not before or not after:
+        return []
+    reasons: list[str] = []
+    b_units: dict[str, Counter[str | None]] = defaultdict(Counter)
+    r_units: dict[str, Counter[str | None]] = defaultdict(Counter)
+    for n in before:
+        b_units[n.key][n.unit] += 1
+    for n in after:
+        r_units[n.key][n.unit] += 1
+    for key in b_units.keys() & r_units.keys():
+        new = [u for u in r_units[key] if u is not None and r_units[key][u] > b_units[key][u]]
+        gone = [u for u in b_units[key] if u is not None and b_units[key][u] > r_units[key][u]]
+        if new and gone:
+            old_shown = next(n.shown for n in before if n.key == key and n.unit == gone[0])
+            new_shown = next(n.shown for n in after if n.key == key and n.unit == new[0])
+            reasons.append(f"changed unit {old_shown} -> {new_shown}")
+    if not reasons:
+        reasons += _swaps(block, reply) or _traded_anchors(before, after)
+    return reasons
+
+
+def _traded_anchors(before: list[_Number], after: list[_Number]) -> list[str]:
+    """``swapped numbers`` when two numbers traded their anchors: an anchor that in the block
+    belonged to one number only stands, in the reply, by the other and not by its own, both
+    ways ("L1 (NISQ) ... L2 (QML)" -> "L1 (QML) ... L2 (NISQ)")."""
+    b_owner: dict[str, set[str]] = defaultdict(set)
+    r_owner: dict[str, set[str]] = defaultdict(set)
+    for n in before:
+        for a in n.anchors:
+            b_owner[a].add(n.key)
+    for n in after:
+        for a in n.anchors:
+            r_owner[a].add(n.key)
+    moved: dict[tuple[str, str], str] = {}  # (from number, to number) -> the anchor that moved
+    for a, keys in b_owner.items():
+        (key,) = keys if len(keys) == 1 else (None,)
+        now = r_owner.get(a, set())
+        if key is not None and now and key not in now:
+            for other in now:
+                moved.setdefault((key, other), a)
+    for (key, other), a in sorted(moved.items()):
+        if key < other and (other, key) in moved:
+            return [f"swapped numbers {key} <-> {other} ({a.split(':')[-1]})"]
+    return []
+
+
+_MASK = "#"
+_SWAP_UNIT = re.compile(rf"\d+(?:[.,]\d+)*|[A-Za-z]+|[{CJK}]")
+MIN_CONTEXT = 3
+"""Aligned units around a number (itself included) before its value is compared."""
+
+
+def _masked(text: str) -> tuple[list[str], list[str]]:
+    """The alignment units of ``text`` with every number replaced by ``#``, and the numbers."""
+    units: list[str] = []
+    numbers: list[str] = []
+    for m in _SWAP_UNIT.finditer(text):
+        u = m.group()
+        if u[0].isdigit():
+            units.append(_MASK)
+            numbers.append(u.replace(",", "") if re.fullmatch(r"\d{1,3}(?:,\d{3})+", u) else u)
+        else:
+            units.append(u.lower())
+    return units, numbers
+
+
+def _swaps(block: str, reply: str) -> list[str]:
+    """``swapped numbers`` when, in the words the two texts share in the same order, a number
+    stands where the block had another number of the block: the words stayed and the numbers
+    moved. A changed digit is the token check's (the new number is not one of the block's)."""
+    a, a_nums = _masked(block)
+    b, b_nums = _masked(reply)
+    if len(a_nums) < 2:
+        return []
+    a_idx = [i for i, u in enumerate(a) if u == _MASK]
+    b_idx = [j for j, u in enumerate(b) if u == _MASK]
+    a_pos = {i: n for n, i in enumerate(a_idx)}
+    b_pos = {j: n for n, j in enumerate(b_idx)}
+    known = set(a_nums)
+    for block_i, reply_j, size in SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks():
+        if size < MIN_CONTEXT:
+            continue
+        for k in range(size):
+            if a[block_i + k] != _MASK:
+                continue
+            old, new = a_nums[a_pos[block_i + k]], b_nums[b_pos[reply_j + k]]
+            if old != new and new in known:
+                return [f"swapped numbers {old} -> {new}"]
+    return []
+
+
+def _sentence_start(text: str, at: int) -> bool:
+    """True if the word at ``text[at]`` starts a sentence (or a label after a colon)."""
+    left = text[:at].rstrip(" *_\"'([")
+    return not left or left[-1] in ".!?:;\u3002\uff01\uff1f\n-\u2014|" or left.endswith("**")
+
+
+def _names(text: str, label: str) -> dict[str, str]:
+    """Name key (lower case, no plural s) -> first written form."""
+    cjk = label in ("zh", "ja", "ko")
+    names: dict[str, str] = {}
+    for m in _LATIN.finditer(text):
+        word = m.group().strip("'-")
+        if not word or _AFTER_NUMBER.search(text, 0, m.start()):
+            continue  # a unit ("22.7 GiB") is the number's, not a name
+        capitals = sum(ch.isupper() for ch in word)
+        strong = capitals >= 2 or any(ch.isdigit() for ch in word)
+        if cjk or strong or (
+            word[0].isupper() and not _sentence_start(text, m.start())
+            and word.lower() not in _NOT_NAMES
+        ):
+            names.setdefault(_key(word), word)
+    if label == "ja":
+        for m in _KATAKANA.finditer(text):
+            names.setdefault(m.group(), m.group())
+    return names
+
+
+def _key(word: str) -> str:
+    lower = word.lower()
+    if lower.endswith("'s"):
+        lower = lower[:-2]
+    return lower[:-1] if len(lower) > 3 and lower.endswith("s") else lower
+
+
+def _words(text: str) -> set[str]:
+    return {_key(m.group().strip("'-")) for m in _LATIN.finditer(text)} | set(
+        _KATAKANA.findall(text)
+    )
+
+
+def name_problems(block: str, reply: str, label: str) -> list[str]:
+    """``changed name``, ``lost name`` and ``added name`` reasons (see the module docstring)."""
+    b_names, r_names = _names(block, label), _names(reply, label)
+    b_words, r_words = _words(block), _words(reply)
+    lost = [form for key, form in b_names.items() if key not in r_words]
+    added = [form for key, form in r_names.items() if key not in b_words]
+    reasons = [f"changed name {old} -> {new}" for old, new in zip(lost, added, strict=False)]
+    reasons += [f"lost name {old}" for old in lost[len(added) :]]
+    reasons += [f"added name {new}" for new in added[len(lost) :]]
+    return reasons

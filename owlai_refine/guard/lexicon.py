@@ -1,0 +1,168 @@
+"""The per-language word tables of the meaning check, read from ``guard/lexicon/*.toml``.
+
+Pure code, no IO beyond reading the package's own data files once. A table is data, not code:
+adding a language is adding a file (``language``, ``script``, categories as described in
+``lexicon/en.toml``). :func:`tables_for` picks the tables that apply to a block: the Latin table
+always (English terms inside any text), plus the table of the block's CJK label (``zh``, ``ja``,
+``ko``) when there is one. A language with no table is judged by the language-independent rules
+of ``meaning`` only.
+
+Each category compiles to one regular expression whose alternatives are tried longest first, so
+a compound counts once (没有 is one negator, not 没 + 有), after its ``exclude`` forms have been
+blanked out (非常 "very" is no negation).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections import Counter
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any, Literal
+
+__all__ = ["Category", "Table", "all_tables", "tables_for"]
+
+Kind = Literal["count", "opposites", "values", "numerals", "units"]
+_KINDS = frozenset({"count", "opposites", "values", "numerals", "units"})
+_LATIN_EDGE = r"(?<![A-Za-z0-9\-])", r"(?![A-Za-z0-9])"
+
+
+def _alternation(forms: list[str], *, words: bool, literal: bool) -> str:
+    """One regex over ``forms``, longest first; ``words``: whole Latin words, ``*`` a suffix."""
+    parts: list[str] = []
+    for form in sorted(set(forms), key=len, reverse=True):
+        if words:
+            stem = form[:-1] if form.endswith("*") else form
+            body = re.escape(stem).replace(r"\ ", r"\s+")
+            tail = r"[a-z]*" if form.endswith("*") else ""
+            parts.append(f"{_LATIN_EDGE[0]}{body}{tail}{_LATIN_EDGE[1]}")
+        else:
+            parts.append(re.escape(form) if literal else form)
+    return "|".join(parts) or r"(?!x)x"
+
+
+@dataclass(frozen=True, slots=True)
+class Category:
+    """One category of a table: ``name`` (``negation``, ``month``, ...), its ``kind`` (see
+    ``lexicon/en.toml``) and its compiled patterns."""
+
+    name: str
+    kind: Kind
+    pattern: re.Pattern[str] | None = None
+    """``count``/``numerals``: what is counted; ``values``: any form."""
+    exclude: re.Pattern[str] | None = None
+    pairs: tuple[tuple[re.Pattern[str], re.Pattern[str], str, str], ...] = ()
+    """``opposites``: ``(side a, side b, a's first form, b's first form)``."""
+    values: tuple[tuple[str, re.Pattern[str]], ...] = ()
+    """``values``/``units``: ``(canonical value, pattern of its forms)``, longest forms first."""
+    only_lost: bool = False
+    """``count``: only a fall in the count is a change (a word an edit may make explicit)."""
+    prefixes: tuple[str, ...] = ()
+    """``count``: negative prefixes; ``not X`` in one text and ``<prefix>X`` in the other are
+    the same negation (``not valid`` / ``invalid``)."""
+
+    def blank(self, text: str) -> str:
+        """``text`` with this category's excluded forms replaced by spaces."""
+        if self.exclude is None:
+            return text
+        return self.exclude.sub(lambda m: " " * len(m.group()), text)
+
+    def found(self, text: str) -> Counter[str]:
+        """``count``/``numerals``/``values``: what ``text`` has, as a multiset of forms
+        (``count``: as written, lower-cased; ``numerals``: the numeral; ``values``: the
+        canonical value)."""
+        text = self.blank(text)
+        out: Counter[str] = Counter()
+        if self.kind == "values":
+            assert self.pattern is not None
+            for m in self.pattern.finditer(text):
+                out[self.value_of(m.group())] += 1
+        elif self.pattern is not None:
+            for m in self.pattern.finditer(text):
+                groups = m.groupdict()
+                got = groups.get("value") or groups.get("word") or m.group()
+                out[" ".join(got.lower().split())] += 1
+        return out
+
+    def value_of(self, form: str) -> str:
+        """The canonical value of one written form (``values``/``units`` categories)."""
+        for value, pattern in self.values:
+            if pattern.fullmatch(form):
+                return value
+        return form
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """One language's table: ``language`` (``en``, ``zh``, ...), the ``script`` label it applies
+    to (``latin`` applies to every text) and its categories in file order."""
+
+    language: str
+    script: str
+    categories: tuple[Category, ...]
+
+    def category(self, kind: Kind) -> tuple[Category, ...]:
+        """The categories of one kind."""
+        return tuple(c for c in self.categories if c.kind == kind)
+
+
+def _category(raw: dict[str, Any], latin: bool) -> Category:
+    kind = raw["kind"]
+    if kind not in _KINDS:
+        raise ValueError(f"lexicon category {raw.get('name')!r}: unknown kind {kind!r}")
+    flags = 0 if raw.get("case_sensitive") else re.IGNORECASE
+    exclude = None
+    if raw.get("exclude"):
+        exclude = re.compile(_alternation(raw["exclude"], words=latin, literal=latin), flags)
+    if kind == "opposites":
+        pairs = tuple(
+            (
+                re.compile(_alternation([a], words=latin, literal=latin), flags),
+                re.compile(_alternation([b], words=latin, literal=latin), flags),
+                a.rstrip("*"),
+                b.rstrip("*"),
+            )
+            for a, b in raw["pairs"]
+        )
+        return Category(raw["name"], kind, exclude=exclude, pairs=pairs)
+    if kind in ("values", "units"):
+        values = raw.get("values", {})
+        every = [form for forms in values.values() for form in forms]
+        per_value = tuple(
+            (str(v), re.compile(_alternation(fs, words=latin, literal=True), flags))
+            for v, fs in values.items()
+        )
+        pattern = re.compile(_alternation(every, words=latin, literal=True), flags)
+        return Category(raw["name"], kind, pattern, exclude, values=per_value)
+    if kind == "numerals":
+        return Category(raw["name"], kind, re.compile(raw["regex"], flags), exclude)
+    words = _alternation(list(raw.get("words", [])), words=latin, literal=True)
+    raw_patterns = _alternation(list(raw.get("patterns", [])), words=False, literal=False)
+    pattern = re.compile(f"{words}|{raw_patterns}", flags)
+    prefixes = tuple(raw.get("prefixes", ()))
+    only_lost = bool(raw.get("only_lost", False))
+    return Category(raw["name"], kind, pattern, exclude, only_lost=only_lost, prefixes=prefixes)
+
+
+def _load(name: str) -> Table:
+    data = tomllib.loads(resources.files(__package__).joinpath("lexicon", name).read_text("utf-8"))
+    latin = data["script"] == "latin"
+    cats = tuple(_category(c, latin) for c in data.get("category", []))
+    return Table(data["language"], data["script"], cats)
+
+
+@cache
+def all_tables() -> tuple[Table, ...]:
+    """Every table shipped in ``guard/lexicon``, read and compiled once (sorted by file name).
+    Raises ``ValueError`` for a malformed table (a test loads them all)."""
+    folder = resources.files(__package__).joinpath("lexicon")
+    names = sorted(p.name for p in folder.iterdir() if p.name.endswith(".toml"))
+    return tuple(_load(n) for n in names)
+
+
+def tables_for(label: str) -> tuple[Table, ...]:
+    """The tables for a block whose language label is ``label`` (``guard.language``): the Latin
+    tables always, and the table whose ``script`` is ``label`` if there is one."""
+    return tuple(t for t in all_tables() if t.script in ("latin", label))

@@ -1,0 +1,166 @@
+"""The meaning check: a reply must say what its block said, not only keep its tokens.
+
+Pure code, no IO, no language model. Both texts are first reduced to their prose
+(``_md.prose``) and normalised (``normalise``: widths, CJK-Latin spacing, contractions), so a
+change of typesetting is never a change of meaning. Then:
+
+- **polarity** (the word tables, ``lexicon``): the negators, hedges and modals, certainty words,
+  scope words (``only``, 仅) and quantifiers of the block must all still be there, as many of
+  each category as before (a synonym of the same category may replace one); an opposite pair
+  (``higher``/``lower``, 增加/减少, 上昇/低下, 증가/감소) must not flip. ``changed polarity
+  negation: ∅ -> "not"``, ``changed polarity direction: "higher" -> "lower"``.
+- **dates and number words** (the word tables): months, weekdays, time words (``last year``,
+  去年, 来年), quarters and numbers in words (``three``, 三层, 二つ, 두 가지) are facts like
+  digits: ``changed date: "May" -> "June"``, ``changed number word: "三" -> "两"``.
+- **numbers in context** (``facts``): each number bound to its unit and to the words around it,
+  so a swap or a changed unit shows (``swapped numbers``, ``changed unit``).
+- **names** (``facts``): capitalised words that do not start a sentence, acronyms, Latin words
+  inside CJK text and Katakana runs; a replaced name is reported with what replaced it.
+- **clauses** (``clauses``): an alignment of block and reply; a run of the block's content
+  dropped from the reply, or a run of new content inserted, is a ``lost clause`` / ``added
+  clause``.
+
+A language with no word table is judged by the numbers, names and clauses only. What the check
+cannot see: two roles swapped with every word kept ("A acquired B" -> "B acquired A"), a
+synonym of the wrong strength within one category ("may" -> "can"), a name written in Han or
+Hangul replaced by another, a claim inverted with words the tables do not list.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from owlai_refine.guard._md import prose
+from owlai_refine.guard.clauses import clause_problems
+from owlai_refine.guard.facts import name_problems, number_problems
+from owlai_refine.guard.lexicon import Category, tables_for
+from owlai_refine.guard.normalise import normalise
+from owlai_refine.markers import CITATION, FOOTNOTE_REF
+
+__all__ = ["meaning_problems", "polarity_problems"]
+
+_EMPTY = "\u2205"
+_MARKERS = re.compile(f"{CITATION.pattern}|{FOOTNOTE_REF.pattern}|" + r"(?<!\\)\[![A-Za-z]+\]")
+_NOT_WORD = re.compile(r"\bnot\s+([a-z][a-z\-]*)")
+_NEXT_WORD = re.compile(r"\s+(?:be\s+|have\s+|not\s+)?([A-Za-z][A-Za-z\-]{2,})")
+_DATE_CATEGORIES = frozenset({"month", "weekday", "time word"})
+
+
+def _forms(counter: Counter[str]) -> str:
+    if not counter:
+        return _EMPTY
+    return ", ".join(f'"{form}"' + (f" x{n}" if n > 1 else "") for form, n in counter.items())
+
+
+def _prefixed(category: Category, text: str, other: str) -> int:
+    """How many ``not X`` of ``text`` stand as ``<prefix>X`` in ``other`` (``not valid`` /
+    ``invalid``): each is one negation written two ways."""
+    if not category.prefixes:
+        return 0
+    words = set(re.findall(r"[a-z][a-z\-]*", other.lower()))
+    return sum(
+        any(p + m.group(1) in words for p in category.prefixes)
+        for m in _NOT_WORD.finditer(text.lower())
+    )
+
+
+def _folded(category: Category, block: str, reply: str, lost: int) -> bool:
+    """True if the ``lost`` occurrences of the category went with the phrase they stood in:
+    the words after them are gone as often ("can be specified in A or can be specified in B"
+    -> "can be specified in A or in B": ``can`` and ``be specified`` both lost once). An edit
+    that folds a repeated phrase keeps its meaning; one that removes a modal alone keeps the
+    words after it."""
+    assert category.pattern is not None
+    followers: Counter[str] = Counter()
+    for m in category.pattern.finditer(category.blank(block)):
+        nxt = _NEXT_WORD.match(block, m.end())
+        if nxt is None:
+            return False
+        followers[nxt.group(1).lower()] += 1
+    low_reply = reply.lower()
+    gone = 0
+    for word, n in followers.items():
+        still = len(re.findall(rf"(?<![a-z]){re.escape(word)}(?![a-z])", low_reply))
+        had = len(re.findall(rf"(?<![a-z]){re.escape(word)}(?![a-z])", block.lower()))
+        gone += min(n, max(had - still, 0))
+    return gone >= lost
+
+
+def _count_problem(category: Category, block: str, reply: str) -> str | None:
+    before, after = category.found(block), category.found(reply)
+    n_before, n_after = sum(before.values()), sum(after.values())
+    if n_before == n_after or (category.only_lost and n_after > n_before):
+        return None
+    if n_before - _prefixed(category, block, reply) == n_after - _prefixed(
+        category, reply, block
+    ):
+        return None
+    if 0 < n_after < n_before and _folded(category, block, reply, n_before - n_after):
+        return None
+    return (
+        f"changed polarity {category.name}: {_forms(before - after)} -> {_forms(after - before)}"
+    )
+
+
+def _opposite_problems(category: Category, block: str, reply: str) -> list[str]:
+    block, reply = category.blank(block), category.blank(reply)
+    reasons: list[str] = []
+    low = block.lower()
+    for side_a, side_b, a, b in category.pairs:
+        if f"not {a}" in low or f"not {b}" in low:
+            continue  # "not valid" -> "invalid" is the negation check's
+        a_diff = len(side_a.findall(reply)) - len(side_a.findall(block))
+        b_diff = len(side_b.findall(reply)) - len(side_b.findall(block))
+        if a_diff < 0 < b_diff:
+            reasons.append(f'changed polarity {category.name}: "{a}" -> "{b}"')
+        elif b_diff < 0 < a_diff:
+            reasons.append(f'changed polarity {category.name}: "{b}" -> "{a}"')
+    return reasons[:1]
+
+
+def _value_problem(category: Category, block: str, reply: str) -> str | None:
+    before, after = category.found(block), category.found(reply)
+    if before == after:
+        return None
+    group = "date" if category.name in _DATE_CATEGORIES else category.name
+    return f"changed {group}: {_forms(before - after)} -> {_forms(after - before)}"
+
+
+def polarity_problems(block: str, reply: str, label: str) -> list[str]:
+    """The word-table reasons for two normalised prose texts (see the module docstring), for a
+    block whose language label is ``label``; empty when nothing changed."""
+    reasons: list[str] = []
+    for table in tables_for(label):
+        for category in table.categories:
+            if category.kind == "count":
+                if problem := _count_problem(category, block, reply):
+                    reasons.append(problem)
+            elif category.kind == "opposites":
+                reasons += _opposite_problems(category, block, reply)
+            elif category.kind in ("values", "numerals") and (
+                problem := _value_problem(category, block, reply)
+            ):
+                reasons.append(problem)
+    return reasons
+
+
+def _unmarked(text: str) -> str:
+    """The prose of ``text`` without citation, footnote and alert markers (the token check
+    keeps those)."""
+    return _MARKERS.sub(" ", prose(text))
+
+
+def meaning_problems(block_text: str, reply_text: str, label: str) -> list[str]:
+    """Every meaning reason ``reply_text`` may not replace a block whose text is
+    ``block_text`` and whose language label is ``label`` (``guard.language.language_label``):
+    polarity, dates and number words, numbers in context, names, clauses, in that order. Both
+    are Markdown source; code, URLs and math are left out (the token check guards them)."""
+    block, reply = normalise(_unmarked(block_text)), normalise(_unmarked(reply_text))
+    if block == reply:
+        return []
+    reasons = polarity_problems(block, reply, label)
+    reasons += number_problems(block, reply, label)
+    reasons += name_problems(block, reply, label)
+    reasons += clause_problems(block, reply, normalise(block_text), normalise(reply_text))
+    return reasons

@@ -1,0 +1,60 @@
+"""Normalisation before the content and meaning checks: what is not a change of wording.
+
+Pure code, no IO. A copy edit may fold full-width forms to half-width ones (``，`` -> ``,``,
+``ＧＰＵ`` -> ``GPU``) or the reverse, add or remove the space between CJK and Latin text
+(``使用GPU`` / ``使用 GPU``), and expand or contract a negation (``can't`` / ``cannot`` / ``can
+not``). :func:`normalise` maps all of these to one form, so the checks after it compare words,
+never typesetting.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = ["CJK", "is_cjk", "normalise"]
+
+CJK = r"\u3005\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7a3\U00020000-\U0003134f"
+"""A character class body: Kana, Han (with the iteration mark 々) and Hangul syllables."""
+_CJK_PUNCT = r"\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\u00b7\u2018-\u201f"
+_SPACE = re.compile(r"(?<=\S) (?=\S)")
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+_CJK_OR_PUNCT = re.compile(f"[{CJK}{_CJK_PUNCT}]")
+_IS_CJK = re.compile(f"[{CJK}]")
+_CONTRACTIONS = (
+    (re.compile(r"\bcan['\u2019]t\b", re.IGNORECASE), "can not"),
+    (re.compile(r"\bwon['\u2019]t\b", re.IGNORECASE), "will not"),
+    (re.compile(r"\bshan['\u2019]t\b", re.IGNORECASE), "shall not"),
+    (re.compile(r"\bcannot\b", re.IGNORECASE), "can not"),
+    (re.compile(r"(?<=[a-z])n['\u2019]t\b", re.IGNORECASE), " not"),
+)
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+
+
+def is_cjk(ch: str) -> bool:
+    """True for a Kana, Han or Hangul character."""
+    return bool(_IS_CJK.match(ch))
+
+
+def normalise(text: str) -> str:
+    """``text`` in one canonical typesetting: NFKC (full-width letters, digits and punctuation
+    folded: ``，`` -> ``,``, ``（`` -> ``(``), curly quotes made straight, negative
+    contractions expanded, runs of whitespace made one space, and no space between a CJK
+    character (or CJK punctuation) and what stands next to it, except the space between two
+    Hangul words. Idempotent."""
+    text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
+    for pattern, repl in _CONTRACTIONS:
+        text = pattern.sub(repl, text)
+    text = " ".join(text.split())
+    return _SPACE.sub(lambda m: _space(m.string, m.start()), text)
+
+
+def _space(text: str, at: int) -> str:
+    """The space at ``text[at]`` kept (``" "``) or dropped (``""``): dropped next to a CJK
+    character or CJK punctuation, except between two Hangul words (Korean spaces words)."""
+    before, after = text[at - 1], text[at + 1]
+    if _HANGUL.match(before) and _HANGUL.match(after):
+        return " "
+    if _CJK_OR_PUNCT.match(before) or _CJK_OR_PUNCT.match(after):
+        return ""
+    return " "
