@@ -9,8 +9,10 @@ the reply (text moved elsewhere is not dropped), and the other way round for *ad
 
 - ``lost clause "..."``: a run whose dropped content weighs at least :data:`MIN_CLAUSE` (a Latin
   content word of four letters or more weighs 1, a Han, Katakana or Hangul character 1/3,
-  Hiragana and function words nothing), or a parenthesised part of the block (``(required)``,
-  ``（必須）``) whose content words are all gone.
+  Hiragana and function words nothing), when the reply as a whole also lost that much more
+  content than it brought in (a clause moved *and* reworded loses words in one place and gains
+  as many in another); or a parenthesised part of the block (``(required)``, ``（必須）``)
+  whose content words are all gone.
 - ``added clause "..."``: the same for new content inserted by the reply.
 
 A copy edit replaces words with synonyms (a run replaced by a run of similar weight: not
@@ -31,8 +33,12 @@ MIN_CLAUSE = 2.0
 """The content weight of a dropped or added run that makes it a clause (two Latin content
 words, six Han or Hangul characters)."""
 
+MIN_NET = 2.0
+"""The content the reply as a whole must have lost (or gained) besides, for a run to count."""
+
 _UNIT = re.compile(rf"[{CJK}]|[A-Za-z][A-Za-z']*|\d+(?:[.,]\d+)*")
 _HIRAGANA = re.compile(r"[\u3040-\u309f]")
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _CJK_STOP = frozenset("的了是在和与及等也而或把被对将从这那其之于以为所中上下个一有就都着过们")
 _HANGUL_STOP = frozenset("은는이가을를의에와과도로서고며면다요한할하된되")
 _STOP = frozenset(
@@ -65,7 +71,7 @@ def _weight(unit: str) -> float:
         return 1.0 if len(unit) >= 4 and unit not in _STOP6 else 0.0
     if _HIRAGANA.match(unit) or unit in _CJK_STOP or unit in _HANGUL_STOP:
         return 0.0
-    return 1 / 3
+    return 1 / 3 if _HANGUL.match(unit) else 1 / 2
 
 
 def _shown(text_units: list[str], i1: int, i2: int, limit: int = 48) -> str:
@@ -98,6 +104,11 @@ def clause_problems(
             lost = (gone, _shown(a, i1, i2))
         if new - gone >= MIN_CLAUSE and (added is None or new > added[0]):
             added = (new, _shown(b, j1, j2))
+    net = _dropped(a, b_set) - _dropped(b, a_set)  # content lost minus content brought in
+    if net < MIN_NET:
+        lost = None  # the run's words were reworded elsewhere (a clause moved and rephrased)
+    if -net < MIN_NET:
+        added = None
     reasons: list[str] = []
     if lost:
         reasons.append(f'lost clause "{lost[1]}"')

@@ -260,10 +260,14 @@ def _words(text: str) -> set[str]:
     )
 
 
-def name_problems(block: str, reply: str, label: str) -> list[str]:
-    """``changed name``, ``lost name`` and ``added name`` reasons (see the module docstring)."""
+def name_problems(
+    block: str, reply: str, label: str, block_source: str = "", reply_source: str = ""
+) -> list[str]:
+    """``changed name``, ``lost name`` and ``added name`` reasons (see the module docstring).
+    ``*_source``: the whole texts, code and URLs included: a name still there in any form (a
+    code span that lost its backticks) is the token check's, not a changed name."""
     b_names, r_names = _names(block, label), _names(reply, label)
-    b_words, r_words = _words(block), _words(reply)
+    b_words, r_words = _words(block) | _words(block_source), _words(reply) | _words(reply_source)
     lost = [form for key, form in b_names.items() if key not in r_words]
     added = [form for key, form in r_names.items() if key not in b_words]
     reasons = [f"changed name {old} -> {new}" for old, new in zip(lost, added, strict=False)]

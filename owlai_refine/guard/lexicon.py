@@ -26,21 +26,33 @@ __all__ = ["Category", "Table", "all_tables", "tables_for"]
 
 Kind = Literal["count", "opposites", "values", "numerals", "units"]
 _KINDS = frozenset({"count", "opposites", "values", "numerals", "units"})
-_LATIN_EDGE = r"(?<![A-Za-z0-9\-])", r"(?![A-Za-z0-9])"
+_LATIN_EDGE = r"(?<![A-Za-z0-9])", r"(?![A-Za-z0-9])"
 
 
 def _alternation(forms: list[str], *, words: bool, literal: bool) -> str:
-    """One regex over ``forms``, longest first; ``words``: whole Latin words, ``*`` a suffix."""
+    """One regex over ``forms``, longest first; ``words``: whole Latin words (the word edges
+    checked once around the alternation), ``*`` a suffix."""
     parts: list[str] = []
     for form in sorted(set(forms), key=len, reverse=True):
         if words:
             stem = form[:-1] if form.endswith("*") else form
             body = re.escape(stem).replace(r"\ ", r"\s+")
-            tail = r"[a-z]*" if form.endswith("*") else ""
-            parts.append(f"{_LATIN_EDGE[0]}{body}{tail}{_LATIN_EDGE[1]}")
+            parts.append(body + (r"[a-z]*" if form.endswith("*") else ""))
         else:
             parts.append(re.escape(form) if literal else form)
-    return "|".join(parts) or r"(?!x)x"
+    if not parts:
+        return r"(?!x)x"
+    if words:
+        return f"{_LATIN_EDGE[0]}(?:{'|'.join(parts)}){_LATIN_EDGE[1]}"
+    return "|".join(parts)
+
+
+def _matcher(form: str, latin: bool) -> tuple[str, bool]:
+    """``(stem, is_prefix)``: how a matched word is tested against one side of a pair."""
+    form = form.lower()
+    if form.endswith("*"):
+        return form[:-1], True
+    return form, not latin  # a CJK form also counts inside a longer match (やす in やすい)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +65,9 @@ class Category:
     pattern: re.Pattern[str] | None = None
     """``count``/``numerals``: what is counted; ``values``: any form."""
     exclude: re.Pattern[str] | None = None
-    pairs: tuple[tuple[re.Pattern[str], re.Pattern[str], str, str], ...] = ()
-    """``opposites``: ``(side a, side b, a's first form, b's first form)``."""
+    pairs: tuple[tuple[tuple[str, bool], tuple[str, bool], str, str], ...] = ()
+    """``opposites``: ``(side a, side b, a's form, b's form)``, each side ``(stem, is_prefix)``;
+    :attr:`pattern` finds every form of every pair in one pass."""
     values: tuple[tuple[str, re.Pattern[str]], ...] = ()
     """``values``/``units``: ``(canonical value, pattern of its forms)``, longest forms first."""
     only_lost: bool = False
@@ -119,14 +132,16 @@ def _category(raw: dict[str, Any], latin: bool) -> Category:
     if kind == "opposites":
         pairs = tuple(
             (
-                re.compile(_alternation([a], words=latin, literal=latin), flags),
-                re.compile(_alternation([b], words=latin, literal=latin), flags),
+                _matcher(a, latin),
+                _matcher(b, latin),
                 a.rstrip("*"),
                 b.rstrip("*"),
             )
             for a, b in raw["pairs"]
         )
-        return Category(raw["name"], kind, exclude=exclude, pairs=pairs)
+        every = [form for pair in raw["pairs"] for form in pair]
+        pattern = re.compile(_alternation(every, words=latin, literal=latin), flags)
+        return Category(raw["name"], kind, pattern, exclude=exclude, pairs=pairs)
     if kind in ("values", "units"):
         values = raw.get("values", {})
         every = [form for forms in values.values() for form in forms]

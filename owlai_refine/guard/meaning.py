@@ -103,26 +103,37 @@ def _count_problem(category: Category, block: str, reply: str) -> str | None:
     )
 
 
+def _side_count(found: Counter[str], side: tuple[str, bool]) -> int:
+    stem, prefix = side
+    if not prefix:
+        return found.get(stem, 0)
+    return sum(n for form, n in found.items() if form.startswith(stem))
+
+
 def _opposite_problems(category: Category, block: str, reply: str) -> list[str]:
-    block, reply = category.blank(block), category.blank(reply)
+    before, after = category.found(block), category.found(reply)
+    if before == after:
+        return []
     reasons: list[str] = []
     low = block.lower()
     for side_a, side_b, a, b in category.pairs:
-        if f"not {a}" in low or f"not {b}" in low:
-            continue  # "not valid" -> "invalid" is the negation check's
-        a_diff = len(side_a.findall(reply)) - len(side_a.findall(block))
-        b_diff = len(side_b.findall(reply)) - len(side_b.findall(block))
-        if a_diff < 0 < b_diff:
+        a_before, b_before = _side_count(before, side_a), _side_count(before, side_b)
+        a_diff = _side_count(after, side_a) - a_before
+        b_diff = _side_count(after, side_b) - b_before
+        if not (a_diff or b_diff) or f"not {a}" in low or f"not {b}" in low:
+            continue  # unchanged; or "not valid" -> "invalid", the negation check's
+        a_had, b_had = a_before > 0, b_before > 0
+        if a_diff < 0 < b_diff or (a_had and not b_had and b_diff > 0 and a_diff <= 0):
             reasons.append(f'changed polarity {category.name}: "{a}" -> "{b}"')
-        elif b_diff < 0 < a_diff:
+        elif b_diff < 0 < a_diff or (b_had and not a_had and a_diff > 0 and b_diff <= 0):
             reasons.append(f'changed polarity {category.name}: "{b}" -> "{a}"')
     return reasons[:1]
 
 
 def _value_problem(category: Category, block: str, reply: str) -> str | None:
     before, after = category.found(block), category.found(reply)
-    if before == after:
-        return None
+    if before.keys() == after.keys():
+        return None  # a date or number word said once more (or once less) is the same fact
     group = "date" if category.name in _DATE_CATEGORIES else category.name
     return f"changed {group}: {_forms(before - after)} -> {_forms(after - before)}"
 
@@ -161,6 +172,7 @@ def meaning_problems(block_text: str, reply_text: str, label: str) -> list[str]:
         return []
     reasons = polarity_problems(block, reply, label)
     reasons += number_problems(block, reply, label)
-    reasons += name_problems(block, reply, label)
-    reasons += clause_problems(block, reply, normalise(block_text), normalise(reply_text))
+    block_source, reply_source = normalise(block_text), normalise(reply_text)
+    reasons += name_problems(block, reply, label, block_source, reply_source)
+    reasons += clause_problems(block, reply, block_source, reply_source)
     return reasons

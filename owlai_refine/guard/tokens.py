@@ -70,7 +70,7 @@ _ESCAPED = re.compile(r"\\\[\s*(?P<body>\^[^\]\s\\]+|\d+(?:\s*[,\u2013\u2014-]\s
 _ALERT = re.compile(r"(?<!\\)\[![A-Za-z]+\]")
 _UNITS = (
     r"%|‰|[KMGTP]i?B(?:/s)?|[kKMGT]b(?:ps|/s)|[KMGTPkm]?Hz|[kMGT]?Wh?|[mµun]?s|ms|sec|mins?|hrs?"
-    r"|[nµmck]?m|kg|mg|g|x|\u00d7|[KMBT]|bn|billion|million|trillion|thousand|percent"
+    r"|[nµmck]?m|kg|mg|g|[xX]|\u00d7|[KMBT]|bn|billion|million|trillion|thousand|percent"
     r"|万|億|亿|兆|円|元|억|만|조|원|달러|ドル"
 )
 _NUMBER = re.compile(
@@ -143,7 +143,10 @@ def _number_key(m: re.Match[str]) -> str:
     if _THOUSANDS.match(num):
         num = num.replace(",", "")
     cur = (m.group("cur") or "").strip()
-    return unicodedata.normalize("NFKC", f"{cur}{num}{m.group('unit') or ''}")
+    unit = m.group("unit") or ""
+    if unit in ("X", "\u00d7"):
+        unit = "x"  # "8X", "8x" and "8×" are one multiplier
+    return unicodedata.normalize("NFKC", f"{cur}{num}{unit}")
 
 
 def _scan_text(run: str, out: ProtectedTokens) -> None:

@@ -47,8 +47,9 @@ def test_reasons_are_capped() -> None:
     block = "Figures: " + ", ".join(f"{n}%" for n in range(1, 30)) + "."
     found = problems(block, "Figures: none.", CONFIG)
     assert len(found) == MAX_REASONS
-    # 30 reasons (29 lost numbers and "too short"): 11 shown, then the count of the other 19
-    assert found[-1] == f"and {30 - MAX_REASONS + 1} more"
+    # 31 reasons (29 lost numbers, "too short" and the negator "none" brought in): 11 shown,
+    # then the count of the other 20
+    assert found[-1] == f"and {31 - MAX_REASONS + 1} more"
 
 
 def test_language_check_can_be_turned_off() -> None:

@@ -16,8 +16,18 @@ def test_content_tokens() -> None:
         "threat",
         "keys",
     }
-    assert content_tokens("量子計算") == {"量子", "子計", "計算"}
-    assert content_tokens("심의회는 결정") == {"심의", "의회", "회는", "결정"}
+    # CJK: each Han or Hangul character that is no particle or ending is a token
+    assert content_tokens("量子計算") == {"量", "子", "計", "算"}
+    assert content_tokens("심의회는 결정") == {"심", "회", "결", "정"}
+
+
+def test_latin_glued_to_cjk_is_read_apart() -> None:
+    # issue 11, defect 1: the Latin branch of the word pattern swallowed the Chinese after it
+    assert content_tokens("MHGPO在性能和计算效率上优于PPO") == {
+        "mhgpo", "性", "能", "计", "算", "效", "率", "上", "优",
+    }  # fmt: skip
+    # and a space between CJK and Latin text is typesetting, not a new word
+    assert content_tokens("使用GPU训练") == content_tokens("使用 GPU 训练")
 
 
 @pytest.mark.parametrize(

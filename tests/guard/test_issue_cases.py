@@ -64,6 +64,7 @@ def test_escaped_footnote_changed_citation_lost_url_and_code() -> None:
         "escaped footnote \\[^2\\]",
         "lost url https://www.nist.gov/pqc",
         "lost code ML-KEM",
+        'changed polarity ability: ∅ -> "can"',  # "breaks" -> "can break" is a weaker claim
     )
 
 
