@@ -112,9 +112,25 @@ class RefineConfig(_Frozen):
     backend: Backend = Backend.SELF_HOSTED
     concurrency: int | None = Field(default=None, ge=1, le=1024)
     temperature: float = Field(default=0.2, ge=0, le=2)
+    presence_penalty: float | None = Field(default=0.0, ge=-2, le=2)
+    """Sent on every request: 0 by default. A copy edit must reuse the block's own words, which
+    a presence penalty punishes (chat model cards recommend 1.5, and a vLLM server's
+    ``override_generation_config`` may apply it to every request that does not say otherwise).
+    ``None`` sends nothing and leaves the server's default."""
+    frequency_penalty: float | None = Field(default=0.0, ge=-2, le=2)
+    """As :attr:`presence_penalty`, for the frequency penalty."""
     extra_body: dict[str, Any] = Field(default_factory=dict)
     """Extra request fields for the server (e.g. vLLM's ``repetition_penalty``); part of the
-    cassette key."""
+    cassette key. A field here wins over the same field set above."""
+
+    def sampling_body(self) -> dict[str, Any]:
+        """The request-body fields beyond ``model``, ``messages``, ``max_tokens`` and
+        ``temperature``: the penalties that are not ``None``, then :attr:`extra_body`."""
+        penalties = {
+            "presence_penalty": self.presence_penalty,
+            "frequency_penalty": self.frequency_penalty,
+        }
+        return {**{k: v for k, v in penalties.items() if v is not None}, **self.extra_body}
     stream: bool = True
     """Stream replies: gives TTFT, and lets a runaway reply be stopped early (freeing the slot)."""
     connect_timeout_s: float = Field(default=10.0, gt=0)

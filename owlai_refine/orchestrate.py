@@ -259,7 +259,7 @@ class _Run:
             stream=self.config.stream,
         )
         block, stream = request.block, self.config.stream
-        body = self.priority.body(endpoint.base_url, self.config.extra_body)
+        body = self.priority.body(endpoint.base_url, self.config.sampling_body())
         try:
             # a fresh detector per attempt: a retry starts a new reply
             return await call(
@@ -269,7 +269,7 @@ class _Run:
             if not self.priority.refused(endpoint.base_url, body, exc):
                 raise
         return await call(
-            extra_body=self.config.extra_body,
+            extra_body=self.config.sampling_body(),
             watchdog=watchdog_for(block, self.config.guard) if stream else None,
         )
 

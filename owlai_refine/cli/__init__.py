@@ -174,6 +174,15 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help=f"sampling temperature (default {RefineConfig.model_fields['temperature'].default})",
     )
+    for name in ("presence", "frequency"):
+        p.add_argument(
+            f"--{name}-penalty",
+            type=_penalty,
+            default=None,
+            metavar="X|server",
+            help=f"{name}_penalty sent on every request (default 0: a copy edit reuses the "
+            "block's words); 'server' sends none and leaves the server's default",
+        )
     p.add_argument(
         "--max-output-tokens",
         type=int,
@@ -242,6 +251,10 @@ def _config(args: argparse.Namespace) -> RefineConfig:
     }
     if args.temperature is not None:
         fields["temperature"] = args.temperature
+    for name in ("presence_penalty", "frequency_penalty"):
+        value = getattr(args, name)
+        if value is not None:
+            fields[name] = None if value == "server" else value
     if args.max_output_tokens is not None:
         fields["output"] = {"max_tokens": args.max_output_tokens}
     if key := os.environ.get("OPENAI_API_KEY"):
@@ -252,6 +265,16 @@ def _config(args: argparse.Namespace) -> RefineConfig:
         first = exc.errors()[0]
         where = ".".join(str(x) for x in first["loc"]) or "settings"
         raise ConfigError(f"{where}: {first['msg']}") from None
+
+
+def _penalty(text: str) -> float | str:
+    """A ``--*-penalty`` value: a number, or ``server`` (send none)."""
+    if text == "server":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is neither a number nor 'server'") from None
 
 
 def _transport(args: argparse.Namespace) -> httpx2.AsyncBaseTransport | None:
