@@ -42,6 +42,7 @@ class Row:
     """One labelled reply (the fields of a ``fixtures/edits`` line)."""
 
     id: str
+    report: str
     language: str
     label: str
     cls: str
@@ -70,7 +71,15 @@ def load_rows(files: list[Path] | None = None) -> list[Row]:
                     heading_path=tuple(raw.get("heading_path", ())),
                 )
                 rows.append(
-                    Row(raw["id"], raw["language"], raw["label"], raw["class"], block, raw["reply"])
+                    Row(
+                        raw["id"],
+                        raw["report"],
+                        raw["language"],
+                        raw["label"],
+                        raw["class"],
+                        block,
+                        raw["reply"],
+                    )
                 )
             except (KeyError, ValueError, TypeError) as exc:
                 raise ValueError(f"{path}:{n}: {exc}") from exc

@@ -131,6 +131,7 @@ class RefineConfig(_Frozen):
             "frequency_penalty": self.frequency_penalty,
         }
         return {**{k: v for k, v in penalties.items() if v is not None}, **self.extra_body}
+
     stream: bool = True
     """Stream replies: gives TTFT, and lets a runaway reply be stopped early (freeing the slot)."""
     connect_timeout_s: float = Field(default=10.0, gt=0)

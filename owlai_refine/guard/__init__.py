@@ -50,6 +50,7 @@ Reason strings start with a fixed group name, for grouping logs (:func:`reason_g
 - ``changed unit 27 hours -> 27 minutes``, ``swapped numbers 512 -> 27``.
 - ``changed name Netherlands -> Siemens``, ``lost name X``, ``added name Y``.
 - ``lost clause "..."``, ``added clause "..."``.
+- ``moved citation [3]``, ``moved link <url>``: a marker now by other words.
 - ``and N more``: the last of :data:`MAX_REASONS` reasons, when there were more.
 
 :func:`watchdog_for` gives the streaming check: an incremental :class:`RepetitionDetector`
@@ -91,7 +92,8 @@ _FINAL_PUNCT = tuple(".!?\u3002\uff01\uff1f")  # and the ideographic full stop, 
 _CUT_ENDING = re.compile(r"(?:[^\W_]|[/(\[{<,;:])\Z")  # a letter or digit (not "_"), or an opener
 _MORE = re.compile(r"^and \d+ more$")
 _GROUP = re.compile(
-    r"^(?:changed polarity [\w :]+(?=:)|(?:lost|added|changed|escaped|swapped) \w+|structure"
+    r"^(?:changed polarity [\w :]+(?=:)|changed (?:number word|language name|time span)"
+    r"|(?:lost|added|changed|escaped|swapped|moved) \w+|structure"
     r"|repetition|too short|too long|cut off"
     r"|language|empty)"
 )

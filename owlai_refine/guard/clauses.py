@@ -11,7 +11,8 @@ the reply (text moved elsewhere is not dropped), and the other way round for *ad
   content word of four letters or more weighs 1, a Han, Katakana or Hangul character 1/3,
   Hiragana and function words nothing), when the reply as a whole also lost that much more
   content than it brought in (a clause moved *and* reworded loses words in one place and gains
-  as many in another); or a parenthesised part of the block (``(required)``, ``（必須）``)
+  as many in another); or a parenthesised part of the block (``(required)``, or in
+  full-width brackets)
   whose content words are all gone.
 - ``added clause "..."``: the same for new content inserted by the reply.
 

@@ -70,9 +70,7 @@ MIN_NEW = 3
 """... if it has at least this many new content tokens (a changed word or two is an edit)."""
 
 _CJK_HAN = r"\u3005\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_WORD = re.compile(
-    rf"[{_CJK_HAN}]|[\u30a1-\u30fa\u30fc]{{2,}}|[\uac00-\ud7a3]+|[^\W\d_{CJK}]+"
-)
+_WORD = re.compile(rf"[{_CJK_HAN}]|[\u30a1-\u30fa\u30fc]{{2,}}|[\uac00-\ud7a3]+|[^\W\d_{CJK}]+")
 _IS_CJK = re.compile(f"[{CJK}]")
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[\u3002\uff01\uff1f])")

@@ -46,7 +46,7 @@ _STOP = frozenset(
         "the", "a", "an", "of", "in", "on", "at", "to", "for", "by", "with", "and", "or", "from",
         "than", "as", "is", "are", "was", "were", "be", "been", "its", "their", "this", "that",
         "about", "around", "over", "under", "up", "nearly", "approximately", "roughly", "some",
-        "per", "each", "every", "only", "just", "all", "more", "less", "than", "has", "had",
+        "per", "each", "every", "only", "just", "all", "more", "less", "has", "had",
         "have", "it", "into", "out", "which", "while",
     }
 )  # fmt: skip
@@ -67,20 +67,28 @@ class _Number:
     shown: str
 
 
+_CLAUSE_END = re.compile(r"[.;:!?\u3002\uff1b\uff01\uff1f]")
+_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+")
+
+
+def _number_key(written: str) -> str:
+    """A number compared without thousands separators (``39,812`` is ``39812``)."""
+    return written.replace(",", "") if _THOUSANDS.fullmatch(written) else written
+
+
 def _units(label: str) -> tuple[Category, ...]:
     return tuple(c for t in tables_for(label) for c in t.category("units"))
 
 
 def _latin_anchor(text: str, before: bool) -> str | None:
-    """The nearest content word before (or after) a number in ``text``, within two words."""
-    words = text.split()
-    if before:
-        words = words[::-1]
+    """The nearest content word before (or after) a number in ``text``, within three words,
+    not across punctuation or another number (``text`` is cut at the number)."""
+    words = text.split()[::-1] if before else text.split()
     for word in words[:3]:
+        if not before and _BREAK.match(word):
+            return None  # the number's own clause ends right after it
         w = word.strip("*_'\"()[]").lower()
-        if not w or _BREAK.search(word if before else word[:1]) and not before:
-            return None
-        if _NUMBER.fullmatch(w):
+        if not w or _NUMBER.fullmatch(w):
             return None
         if w.isalpha() and w not in _STOP and len(w) >= 3:
             return w[:5]
@@ -99,7 +107,7 @@ def _cjk_anchors(left: str) -> set[str]:
 def _numbers(text: str, units: tuple[Category, ...]) -> list[_Number]:
     out: list[_Number] = []
     for m in _NUMBER.finditer(text):
-        key = m.group().replace(",", "") if re.fullmatch(r"\d{1,3}(?:,\d{3})+", m.group()) else m.group()
+        key = _number_key(m.group())
         rest = text[m.end() : m.end() + 24]
         unit, unit_len = None, 0
         stripped = rest.lstrip(" -")
@@ -110,7 +118,7 @@ def _numbers(text: str, units: tuple[Category, ...]) -> list[_Number]:
             if u and len(u.group()) > unit_len:
                 unit, unit_len = f"{category.name}:{category.value_of(u.group())}", len(u.group())
         anchors: set[str] = set()
-        left = re.split(r"[.;:!?\u3002\uff1b\uff01\uff1f]", text[max(0, m.start() - 40) : m.start()])[-1]
+        left = _CLAUSE_END.split(text[max(0, m.start() - 40) : m.start()])[-1]
         right = stripped[unit_len:] if unit else stripped
         right = re.split(r"[.,;:!?\u3001\u3002]", right)[0]
         if (a := _latin_anchor(left, before=True)) is not None:
@@ -138,13 +146,19 @@ def number_problems(block: str, reply: str, label: str) -> list[str]:
         b_units[n.key][n.unit] += 1
     for n in after:
         r_units[n.key][n.unit] += 1
-    for key in b_units.keys() & r_units.keys():
-        new = [u for u in r_units[key] if u is not None and r_units[key][u] > b_units[key][u]]
+    changed: dict[str, tuple[str, str]] = {}  # number -> (its unit in the block, in the reply)
+    for key in sorted(b_units.keys() & r_units.keys()):
+        gained = [u for u in r_units[key] if u is not None and r_units[key][u] > b_units[key][u]]
         gone = [u for u in b_units[key] if u is not None and b_units[key][u] > r_units[key][u]]
-        if new and gone:
-            old_shown = next(n.shown for n in before if n.key == key and n.unit == gone[0])
-            new_shown = next(n.shown for n in after if n.key == key and n.unit == new[0])
-            reasons.append(f"changed unit {old_shown} -> {new_shown}")
+        if gained and gone:
+            changed[key] = (gone[0], gained[0])
+    for key, (was, now) in changed.items():
+        partner = next((k for k, pair in changed.items() if pair == (now, was)), None)
+        if partner is not None:  # 512 validators, 27 hours -> 27 validators, 512 hours
+            return [f"swapped numbers {min(key, partner)} <-> {max(key, partner)}"]
+        old_shown = next(n.shown for n in before if n.key == key and n.unit == was)
+        new_shown = next(n.shown for n in after if n.key == key and n.unit == now)
+        reasons.append(f"changed unit {old_shown} -> {new_shown}")
     if not reasons:
         reasons += _swaps(block, reply) or _traded_anchors(before, after)
     return reasons
@@ -189,7 +203,7 @@ def _masked(text: str) -> tuple[list[str], list[str]]:
         u = m.group()
         if u[0].isdigit():
             units.append(_MASK)
-            numbers.append(u.replace(",", "") if re.fullmatch(r"\d{1,3}(?:,\d{3})+", u) else u)
+            numbers.append(_number_key(u))
         else:
             units.append(u.lower())
     return units, numbers
@@ -236,9 +250,14 @@ def _names(text: str, label: str) -> dict[str, str]:
             continue  # a unit ("22.7 GiB") is the number's, not a name
         capitals = sum(ch.isupper() for ch in word)
         strong = capitals >= 2 or any(ch.isdigit() for ch in word)
-        if cjk or strong or (
-            word[0].isupper() and not _sentence_start(text, m.start())
-            and word.lower() not in _NOT_NAMES
+        if (
+            cjk
+            or strong
+            or (
+                word[0].isupper()
+                and not _sentence_start(text, m.start())
+                and word.lower() not in _NOT_NAMES
+            )
         ):
             names.setdefault(_key(word), word)
     if label == "ja":

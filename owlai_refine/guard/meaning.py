@@ -19,6 +19,8 @@ change of typesetting is never a change of meaning. Then:
 - **clauses** (``clauses``): an alignment of block and reply; a run of the block's content
   dropped from the reply, or a run of new content inserted, is a ``lost clause`` / ``added
   clause``.
+- **markers in place** (``anchors``): a citation or link must stay in a sentence that keeps
+  the words of the one it stood in (``moved citation [3]``, ``moved link https://...``).
 
 A language with no word table is judged by the numbers, names and clauses only. What the check
 cannot see: two roles swapped with every word kept ("A acquired B" -> "B acquired A"), a
@@ -32,6 +34,7 @@ import re
 from collections import Counter
 
 from owlai_refine.guard._md import prose
+from owlai_refine.guard.anchors import moved_markers
 from owlai_refine.guard.clauses import clause_problems
 from owlai_refine.guard.facts import name_problems, number_problems
 from owlai_refine.guard.lexicon import Category, tables_for
@@ -92,15 +95,11 @@ def _count_problem(category: Category, block: str, reply: str) -> str | None:
     n_before, n_after = sum(before.values()), sum(after.values())
     if n_before == n_after or (category.only_lost and n_after > n_before):
         return None
-    if n_before - _prefixed(category, block, reply) == n_after - _prefixed(
-        category, reply, block
-    ):
+    if n_before - _prefixed(category, block, reply) == n_after - _prefixed(category, reply, block):
         return None
     if 0 < n_after < n_before and _folded(category, block, reply, n_before - n_after):
         return None
-    return (
-        f"changed polarity {category.name}: {_forms(before - after)} -> {_forms(after - before)}"
-    )
+    return f"changed polarity {category.name}: {_forms(before - after)} -> {_forms(after - before)}"
 
 
 def _side_count(found: Counter[str], side: tuple[str, bool]) -> int:
@@ -175,4 +174,6 @@ def meaning_problems(block_text: str, reply_text: str, label: str) -> list[str]:
     block_source, reply_source = normalise(block_text), normalise(reply_text)
     reasons += name_problems(block, reply, label, block_source, reply_source)
     reasons += clause_problems(block, reply, block_source, reply_source)
+    if not any(r.startswith("lost clause") for r in reasons):  # else its markers went too
+        reasons += moved_markers(block_text, reply_text)
     return reasons

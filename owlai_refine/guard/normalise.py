@@ -1,10 +1,10 @@
 """Normalisation before the content and meaning checks: what is not a change of wording.
 
-Pure code, no IO. A copy edit may fold full-width forms to half-width ones (``，`` -> ``,``,
-``ＧＰＵ`` -> ``GPU``) or the reverse, add or remove the space between CJK and Latin text
-(``使用GPU`` / ``使用 GPU``), and expand or contract a negation (``can't`` / ``cannot`` / ``can
-not``). :func:`normalise` maps all of these to one form, so the checks after it compare words,
-never typesetting.
+Pure code, no IO. A copy edit may fold full-width forms to half-width ones (a full-width comma
+or ``GPU`` in full-width letters to their ASCII forms) or the reverse, add or remove the space
+between CJK and Latin text (``使用GPU`` / ``使用 GPU``), and expand or contract a negation
+(``can't`` / ``cannot`` / ``can not``). :func:`normalise` maps all of these to one form, so
+the checks after it compare words, never typesetting.
 """
 
 from __future__ import annotations
@@ -14,7 +14,10 @@ import unicodedata
 
 __all__ = ["CJK", "is_cjk", "normalise"]
 
-CJK = r"\u3005\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7a3\U00020000-\U0003134f"
+CJK = (
+    r"\u3005\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7a3"
+    r"\U00020000-\U0003134f"
+)
 """A character class body: Kana, Han (with the iteration mark 々) and Hangul syllables."""
 _CJK_PUNCT = r"\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\u00b7\u2018-\u201f"
 _SPACE = re.compile(r"(?<=\S) (?=\S)")
@@ -38,7 +41,7 @@ def is_cjk(ch: str) -> bool:
 
 def normalise(text: str) -> str:
     """``text`` in one canonical typesetting: NFKC (full-width letters, digits and punctuation
-    folded: ``，`` -> ``,``, ``（`` -> ``(``), curly quotes made straight, negative
+    folded: the full-width comma and brackets to ASCII ones), curly quotes made straight, negative
     contractions expanded, runs of whitespace made one space, and no space between a CJK
     character (or CJK punctuation) and what stands next to it, except the space between two
     Hangul words. Idempotent."""

@@ -145,7 +145,7 @@ def _number_key(m: re.Match[str]) -> str:
     cur = (m.group("cur") or "").strip()
     unit = m.group("unit") or ""
     if unit in ("X", "\u00d7"):
-        unit = "x"  # "8X", "8x" and "8×" are one multiplier
+        unit = "x"  # "8X", "8x" and "8\u00d7" are one multiplier
     return unicodedata.normalize("NFKC", f"{cur}{num}{unit}")
 
 

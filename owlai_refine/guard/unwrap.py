@@ -89,8 +89,8 @@ PREAMBLE_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"以下[是は为為][^\n:\uff1a]{0,40}[:\uff1a]"),
     # Korean: "다음은 수정된 문단입니다:", "아래는 ...:"
     re.compile(r"(?:다음은|아래는)[^\n:\uff1a]{0,40}[:\uff1a]"),
-    # A short CJK line that names the edit and ends in a colon: "润色后：", "修改后的段落如下：",
-    # "以下が修正版です：", "修正した段落です：", "다듬은 문단입니다:", "수정된 문단:"
+    # A short CJK line that names the edit and ends in a colon (either width): "润色后",
+    # "修改后的段落如下", "以下が修正版です", "修正した段落です", "다듬은 문단입니다", "수정된 문단"
     re.compile(
         r"[^\n:\uff1a]{0,12}(?:润色|潤色|修改|修订|改写|优化|校对|精炼|改进|修正|推敲|校正|改訂|"
         r"編集|書き直|添削|다듬|수정|교정|개선|편집|윤문|고친)[^\n:\uff1a]{0,16}[:\uff1a]"

@@ -1,0 +1,73 @@
+"""The meaning check on hand-written cases, one class at a time (``fixtures/guard/meaning.json``),
+and the word tables it reads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from owlai_refine.config import GuardConfig
+from owlai_refine.guard import check_reply, reason_group
+from owlai_refine.guard.language import language_label
+from owlai_refine.guard.lexicon import all_tables, tables_for
+from owlai_refine.guard.meaning import meaning_problems
+from owlai_refine.guard.normalise import normalise
+from tests.guard.test_check_reply import block_for
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "guard"
+CASES: list[dict[str, Any]] = json.loads((FIXTURES / "meaning.json").read_text("utf-8"))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_case(case: dict[str, Any]) -> None:
+    verdict = check_reply(block_for(case["block"], "paragraph"), case["reply"], GuardConfig())
+    groups = [reason_group(r) for r in verdict.reasons]
+    if case["reason"] is None:
+        assert verdict.text is not None, verdict.reasons
+    else:
+        assert verdict.text is None
+        assert any(g.startswith(case["reason"]) for g in groups), verdict.reasons
+
+
+def test_every_table_loads_and_names_its_language() -> None:
+    languages = {t.language for t in all_tables()}
+    assert {"en", "zh", "ja", "ko"} <= languages
+    for table in all_tables():
+        assert table.categories
+        assert {"negation", "direction", "number word"} <= {c.name for c in table.categories}
+
+
+def test_a_block_reads_the_latin_table_and_its_own() -> None:
+    assert [t.language for t in tables_for("latin")] == ["en"]
+    assert sorted(t.language for t in tables_for("zh")) == ["en", "zh"]
+    # a language without a table is judged by the language-independent rules only
+    assert [t.language for t in tables_for("cyrillic")] == ["en"]
+    block = "Сервер обрабатывает 512 запросов каждые 27 часов."
+    reply = "Сервер обрабатывает 27 запросов каждые 512 часов."
+    assert language_label(block) == "cyrillic"
+    assert any(r.startswith("swapped numbers") for r in meaning_problems(block, reply, "cyrillic"))
+
+
+def test_a_text_compared_with_itself_has_no_meaning_problem() -> None:
+    text = "NVIDIA's RTX 5090 is not cheaper than the 4090: it may cost $1,999 in May 2025."
+    assert meaning_problems(text, text, "latin") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "same"),
+    [
+        ("使用 GPU 训练", "使用GPU训练"),
+        ("效果\uff08很好\uff09", "效果(很好)"),  # full-width brackets
+        ("Rust 팀이 할 수 있다", "Rust팀이 할 수 있다"),
+        ("it can't", "it can not"),
+    ],
+)
+def test_normalisation_folds_typesetting(text: str, same: str) -> None:
+    assert normalise(text) == normalise(same)
+
+
+def test_normalisation_keeps_korean_word_spaces() -> None:
+    assert normalise("할 수 있다") == "할 수 있다"
