@@ -89,14 +89,16 @@ _STOP = frozenset(
 
 def content_tokens(text: str) -> set[str]:
     """The content tokens of ``text`` (see the module docstring; code, URLs and math are
-    removed first by :func:`lost_sentences` and :func:`added_words`)."""
-    return set(_ordered_tokens(text))
+    removed first by :func:`lost_sentences` and :func:`added_words`), after
+    :func:`~owlai_refine.guard.normalise.normalise`."""
+    return set(_ordered_tokens(normalise(text)))
 
 
 def _ordered_tokens(text: str) -> dict[str, str]:
-    """Content token -> the word it was first seen in (a CJK token stands for itself)."""
+    """Content token -> the word it was first seen in (a CJK token stands for itself), for an
+    already normalised ``text``."""
     tokens: dict[str, str] = {}
-    for word in _WORD.findall(normalise(text)):
+    for word in _WORD.findall(text):
         if _HANGUL.match(word):
             for ch in word:
                 if ch not in _HANGUL_STOP:
@@ -124,9 +126,9 @@ def _start(sentence: str, limit: int = 50) -> str:
 def lost_sentences(block_text: str, reply_text: str) -> list[str]:
     """``lost sentence "..."`` for each sentence of ``block_text`` that ``reply_text`` dropped
     (in block order); empty if every sentence is still there in some wording."""
-    sentences = [s for s in _SENTENCE.split(prose(block_text)) if s.strip()]
-    tokens = [content_tokens(s) for s in sentences]
-    kept = content_tokens(prose(reply_text))
+    sentences = [s for s in _SENTENCE.split(normalise(prose(block_text))) if s.strip()]
+    tokens = [set(_ordered_tokens(s)) for s in sentences]
+    kept = set(_ordered_tokens(normalise(prose(reply_text))))
     reasons: list[str] = []
     for i, sentence in enumerate(sentences):
         others: set[str] = set().union(*tokens[:i], *tokens[i + 1 :])
@@ -145,8 +147,8 @@ def lost_words(block_text: str, reply_text: str) -> str | None:
     copy edit changes many more bigrams than words), counted only for blocks with at least
     :data:`MIN_OVERALL` tokens of that kind: a dropped clause inside a sentence, which
     :func:`lost_sentences` lets through. ``None`` otherwise."""
-    before = _ordered_tokens(prose(block_text))
-    kept = content_tokens(prose(reply_text))
+    before = _ordered_tokens(normalise(prose(block_text)))
+    kept = set(_ordered_tokens(normalise(prose(reply_text))))
     lost: list[str] = []
     for cjk, needed in ((False, MIN_KEPT_OVERALL), (True, MIN_KEPT)):
         tokens = {t: w for t, w in before.items() if bool(_IS_CJK.match(t)) is cjk}
@@ -164,8 +166,8 @@ def lost_words(block_text: str, reply_text: str) -> str | None:
 def added_words(block_text: str, reply_text: str) -> str | None:
     """``added words "<new tokens>"`` if more than :data:`MAX_NEW` of the reply's content
     tokens (and at least :data:`MIN_NEW`) are not in ``block_text``; else ``None``."""
-    before = content_tokens(prose(block_text))
-    after = _ordered_tokens(prose(reply_text))
+    before = set(_ordered_tokens(normalise(prose(block_text))))
+    after = _ordered_tokens(normalise(prose(reply_text)))
     new = [word for token, word in after.items() if token not in before]
     limit = MAX_NEW_CJK if _mostly_cjk(after) else MAX_NEW
     if len(new) >= MIN_NEW and len(new) > limit * len(after):

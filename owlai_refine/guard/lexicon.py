@@ -18,7 +18,7 @@ import re
 import tomllib
 from collections import Counter
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any, Literal
 
@@ -75,6 +75,14 @@ class Category:
     prefixes: tuple[str, ...] = ()
     """``count``: negative prefixes; ``not X`` in one text and ``<prefix>X`` in the other are
     the same negation (``not valid`` / ``invalid``)."""
+    exact: frozenset[str] = frozenset()
+    """Latin tables: the one-word forms, looked up in a set (lower case unless
+    :attr:`case_sensitive`); :attr:`pattern` then holds only the other forms."""
+    stems: tuple[str, ...] = ()
+    """Latin tables: the one-word forms ending in ``*``, as prefixes."""
+    word_values: tuple[tuple[str, str], ...] = ()
+    """``values`` in Latin tables: one-word form -> canonical value."""
+    case_sensitive: bool = False
 
     def blank(self, text: str) -> str:
         """``text`` with this category's excluded forms replaced by spaces."""
@@ -88,16 +96,29 @@ class Category:
         canonical value)."""
         text = self.blank(text)
         out: Counter[str] = Counter()
+        if self.exact or self.stems:
+            values = dict(self.word_values)
+            for word in _latin_words(text, lower=not self.case_sensitive):
+                if word in self.exact:
+                    out[values.get(word, word)] += 1
+                elif self.stems and word.startswith(self.stems):
+                    out[word] += 1
+        if self.pattern is None:
+            return out
         if self.kind == "values":
-            assert self.pattern is not None
             for m in self.pattern.finditer(text):
                 out[self.value_of(m.group())] += 1
-        elif self.pattern is not None:
+        else:
             for m in self.pattern.finditer(text):
                 groups = m.groupdict()
                 got = groups.get("value") or groups.get("word") or m.group()
                 out[" ".join(got.lower().split())] += 1
         return out
+
+    def has(self, word: str) -> bool:
+        """True if the single word ``word`` is one of a Latin category's one-word forms."""
+        key = word if self.case_sensitive else word.lower()
+        return key in self.exact or bool(self.stems and key.startswith(self.stems))
 
     def value_of(self, form: str) -> str:
         """The canonical value of one written form (``values``/``units`` categories)."""
@@ -129,6 +150,8 @@ def _category(raw: dict[str, Any], latin: bool) -> Category:
     exclude = None
     if raw.get("exclude"):
         exclude = re.compile(_alternation(raw["exclude"], words=latin, literal=latin), flags)
+    if latin and kind in ("count", "opposites", "values"):
+        return _latin_category(raw, kind, exclude)
     if kind == "opposites":
         pairs = tuple(
             (
@@ -159,6 +182,75 @@ def _category(raw: dict[str, Any], latin: bool) -> Category:
     prefixes = tuple(raw.get("prefixes", ()))
     only_lost = bool(raw.get("only_lost", False))
     return Category(raw["name"], kind, pattern, exclude, only_lost=only_lost, prefixes=prefixes)
+
+
+_WORD = re.compile(r"[A-Za-z0-9]+")
+_SIMPLE = re.compile(r"[A-Za-z0-9]+\*?")
+
+
+@lru_cache(maxsize=16)
+def _latin_words(text: str, *, lower: bool) -> tuple[str, ...]:
+    """The alphanumeric runs of ``text`` (lower-cased if ``lower``), read once for every
+    category of a check."""
+    return tuple(_WORD.findall(text.lower() if lower else text))
+
+
+def _split_forms(forms: list[str], case_sensitive: bool) -> tuple[list[str], list[str], list[str]]:
+    """``(exact one-word forms, prefix stems, other forms)`` of a Latin table's category."""
+    exact, stems, other = [], [], []
+    for form in forms:
+        key = form if case_sensitive else form.lower()
+        if not _SIMPLE.fullmatch(form):
+            other.append(form)
+        elif key.endswith("*"):
+            stems.append(key[:-1])
+        else:
+            exact.append(key)
+    return exact, stems, other
+
+
+def _latin_category(raw: dict[str, Any], kind: Kind, exclude: re.Pattern[str] | None) -> Category:
+    """A Latin table's ``count``, ``opposites`` or ``values`` category: one-word forms in a set
+    and a tuple of stems, the rest (multi-word forms, raw patterns) in one regex."""
+    case_sensitive = bool(raw.get("case_sensitive"))
+    flags = 0 if case_sensitive else re.IGNORECASE
+    word_values: list[tuple[str, str]] = []
+    per_value: list[tuple[str, re.Pattern[str]]] = []
+    if kind == "opposites":
+        forms = [form for pair in raw["pairs"] for form in pair]
+    elif kind == "values":
+        forms = [form for fs in raw.get("values", {}).values() for form in fs]
+        for value, fs in raw.get("values", {}).items():
+            exact_v, _, other_v = _split_forms(list(fs), case_sensitive)
+            word_values += [(form, str(value)) for form in exact_v]
+            if other_v:
+                alternation = _alternation(other_v, words=True, literal=True)
+                per_value.append((str(value), re.compile(alternation, flags)))
+    else:
+        forms = list(raw.get("words", []))
+    exact, stems, other = _split_forms(forms, case_sensitive)
+    parts = [_alternation(other, words=True, literal=True)] if other else []
+    if raw.get("patterns"):
+        parts.append(_alternation(list(raw["patterns"]), words=False, literal=False))
+    pattern = re.compile("|".join(parts), flags) if parts else None
+    pairs = tuple(
+        (_matcher(a, True), _matcher(b, True), a.rstrip("*"), b.rstrip("*"))
+        for a, b in raw.get("pairs", [])
+    )
+    return Category(
+        raw["name"],
+        kind,
+        pattern,
+        exclude,
+        pairs=pairs,
+        values=tuple(per_value),
+        only_lost=bool(raw.get("only_lost", False)),
+        prefixes=tuple(raw.get("prefixes", ())),
+        exact=frozenset(exact),
+        stems=tuple(stems),
+        word_values=tuple(word_values),
+        case_sensitive=case_sensitive,
+    )
 
 
 def _load(name: str) -> Table:

@@ -46,6 +46,7 @@ __all__ = ["meaning_problems", "polarity_problems"]
 _EMPTY = "\u2205"
 _MARKERS = re.compile(f"{CITATION.pattern}|{FOOTNOTE_REF.pattern}|" + r"(?<!\\)\[![A-Za-z]+\]")
 _NOT_WORD = re.compile(r"\bnot\s+([a-z][a-z\-]*)")
+_ANY_WORD = re.compile(r"[A-Za-z0-9]+")
 _NEXT_WORD = re.compile(r"\s+(?:be\s+|have\s+|not\s+)?([A-Za-z][A-Za-z\-]{2,})")
 _DATE_CATEGORIES = frozenset({"month", "weekday", "time word"})
 
@@ -74,9 +75,10 @@ def _folded(category: Category, block: str, reply: str, lost: int) -> bool:
     -> "can be specified in A or in B": ``can`` and ``be specified`` both lost once). An edit
     that folds a repeated phrase keeps its meaning; one that removes a modal alone keeps the
     words after it."""
-    assert category.pattern is not None
     followers: Counter[str] = Counter()
-    for m in category.pattern.finditer(category.blank(block)):
+    for m in _ANY_WORD.finditer(block):
+        if not category.has(m.group()):
+            continue
         nxt = _NEXT_WORD.match(block, m.end())
         if nxt is None:
             return False

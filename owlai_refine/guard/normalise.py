@@ -20,18 +20,21 @@ CJK = (
 )
 """A character class body: Kana, Han (with the iteration mark 々) and Hangul syllables."""
 _CJK_PUNCT = r"\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\u00b7\u2018-\u201f"
-_SPACE = re.compile(r"(?<=\S) (?=\S)")
+_SPACE = re.compile(r"(?<=[^\x00-\x7f]) (?=\S)|(?<=\S) (?=[^\x00-\x7f])")
+"""A space next to a non-ASCII character: the only ones :func:`_space` may drop."""
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _CJK_OR_PUNCT = re.compile(f"[{CJK}{_CJK_PUNCT}]")
 _IS_CJK = re.compile(f"[{CJK}]")
-_CONTRACTIONS = (
-    (re.compile(r"\bcan['\u2019]t\b", re.IGNORECASE), "can not"),
-    (re.compile(r"\bwon['\u2019]t\b", re.IGNORECASE), "will not"),
-    (re.compile(r"\bshan['\u2019]t\b", re.IGNORECASE), "shall not"),
-    (re.compile(r"\bcannot\b", re.IGNORECASE), "can not"),
-    (re.compile(r"(?<=[a-z])n['\u2019]t\b", re.IGNORECASE), " not"),
-)
+_CONTRACTION = re.compile(
+    r"\b(?P<whole>can't|won't|shan't|cannot)\b|(?<=[a-z])n't\b", re.IGNORECASE
+)  # after curly quotes were made straight
+_EXPANDED = {"can't": "can not", "won't": "will not", "shan't": "shall not", "cannot": "can not"}
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+
+
+def _expand(m: re.Match[str]) -> str:
+    whole = m.group("whole")
+    return _EXPANDED[whole.lower()] if whole else " not"
 
 
 def is_cjk(ch: str) -> bool:
@@ -44,20 +47,21 @@ def normalise(text: str) -> str:
     folded: the full-width comma and brackets to ASCII ones), curly quotes made straight, negative
     contractions expanded, runs of whitespace made one space, and no space between a CJK
     character (or CJK punctuation) and what stands next to it, except the space between two
-    Hangul words. Idempotent."""
+    Hangul words and after ``.``, ``!`` or ``?``. Idempotent."""
     text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
-    for pattern, repl in _CONTRACTIONS:
-        text = pattern.sub(repl, text)
+    if "'" in text or "annot" in text:
+        text = _CONTRACTION.sub(_expand, text)
     text = " ".join(text.split())
     return _SPACE.sub(lambda m: _space(m.string, m.start()), text)
 
 
 def _space(text: str, at: int) -> str:
     """The space at ``text[at]`` kept (``" "``) or dropped (``""``): dropped next to a CJK
-    character or CJK punctuation, except between two Hangul words (Korean spaces words)."""
+    character or CJK punctuation, except between two Hangul words (Korean spaces words) and
+    after a sentence's full stop, question or exclamation mark."""
     before, after = text[at - 1], text[at + 1]
-    if _HANGUL.match(before) and _HANGUL.match(after):
-        return " "
+    if before in ".!?" or (_HANGUL.match(before) and _HANGUL.match(after)):
+        return " "  # a sentence ends here; or Korean words, which spaces separate
     if _CJK_OR_PUNCT.match(before) or _CJK_OR_PUNCT.match(after):
         return ""
     return " "
