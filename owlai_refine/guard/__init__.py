@@ -170,13 +170,16 @@ def check_reply(block: Block, reply: str, config: GuardConfig) -> Verdict:
 
 
 def _deduplicated(reasons: list[str]) -> list[str]:
-    """``reasons`` in order without repeats, and without a ``lost name X`` that a ``changed
-    name X -> Y`` already says (the token and meaning checks both watch names)."""
+    """``reasons`` in order without repeats, without a ``lost name X`` that a ``changed name X
+    -> Y`` already says (the token and meaning checks both watch names), and with one
+    ``repetition`` reason at most."""
     changed = {r.split(" ")[2] for r in reasons if r.startswith("changed name ")}
     out: list[str] = []
     for r in reasons:
         if r in out or (r.startswith("lost name ") and r.split(" ", 2)[2] in changed):
             continue
+        if r.startswith("repetition:") and any(o.startswith("repetition:") for o in out):
+            continue  # one loop, seen by the repetition check and by the short-phrase echo
         out.append(r)
     return out
 

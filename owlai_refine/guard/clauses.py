@@ -57,6 +57,14 @@ _STOP = frozenset(
     }
 )  # fmt: skip
 _STOP6 = frozenset(w[:6] for w in _STOP)
+MIN_PART_KEPT = 0.5
+"""A parenthesised part or an enumerated item is lost below this share of its content kept (a
+rewording of it keeps more: "(이미 상기 포함)" -> "(이미 위에 포함됨)")."""
+_ITEM_STOP = r"\u3001,:;()\u3002\s"
+_ENUM_ITEM = re.compile(
+    rf"(?:(?<=[{_ITEM_STOP}])|^)[^{_ITEM_STOP}]{{2,12}}(?=\u3001)"
+    rf"|(?<=\u3001)[^{_ITEM_STOP}]{{2,12}}(?=[{_ITEM_STOP}]|\Z)"
+)
 _PAREN = re.compile(r"\(([^()]{1,80})\)")
 
 
@@ -85,13 +93,50 @@ def _dropped(run: list[str], other: set[str]) -> float:
     return sum(_weight(u) for u in run if u not in other)
 
 
+def _lost_part(block: str, reply: set[str], label: str) -> str | None:
+    """A parenthesised part of ``block`` (``(required)``) or, in Chinese, an item of an
+    enumeration (``数学推理、数据分析、创意写作``: the 、 that only lists) whose own content
+    (the units of it the rest of the block does not have) the reply keeps less than
+    :data:`MIN_PART_KEPT` of, for a part with at least one content word of its own."""
+    parts = [(m.group(1), m.group()) for m in _PAREN.finditer(block)]
+    if label == "zh":
+        parts += [(m.group(), m.group()) for m in _ENUM_ITEM.finditer(block)]
+    for part, shown in parts:
+        elsewhere = set(units(block.replace(shown, " ", 1)))
+        own = [u for u in units(part) if u not in elsewhere and _weight(u) > 0]
+        total = sum(_weight(u) for u in own)
+        if total >= 1 and sum(_weight(u) for u in own if u in reply) < MIN_PART_KEPT * total:
+            return shown if len(shown) <= 48 else shown[:47] + "\u2026"
+    return None
+
+
+_ECHO = re.compile(r"(\S.{1,23}?)(?:[\u3001,;\s]{0,2}\1){2,}")
+
+
+def echoed_phrase(block: str, reply: str) -> str | None:
+    """``repetition: phrase xN "..."`` for a short phrase the reply says three or more times in a
+    row (``より見やすい形式で、より見やすい形式で、より見やすい形式で``) and the block does not:
+    shorter than the repetition check's window of words, and in CJK text, where a phrase of five
+    characters is a clause. ``None`` otherwise. Both texts normalised."""
+    if len(reply) <= len(block):
+        return None  # a looped phrase makes the reply longer
+    for m in _ECHO.finditer(reply):
+        phrase = m.group(1)
+        if sum(_weight(u) for u in units(phrase)) < 1 or m.group() in block:
+            continue
+        times = len(re.findall(re.escape(phrase), m.group()))
+        return f'repetition: phrase x{times} "{phrase.strip()}"'
+    return None
+
+
 def clause_problems(
-    block: str, reply: str, block_source: str = "", reply_source: str = ""
+    block: str, reply: str, block_source: str = "", reply_source: str = "", label: str = ""
 ) -> list[str]:
     """``lost clause`` and ``added clause`` reasons for two normalised prose texts, at most one
     of each (the heaviest run); empty when nothing was dropped or invented. ``*_source``: the
     whole texts, code and URLs included: a word that is there in any form (a code span that lost
-    its backticks) is the token check's, not a clause."""
+    its backticks) is the token check's, not a clause. ``label``: the block's language label
+    (Chinese enumerations are read in ``zh`` only)."""
     a, b = units(block), units(reply)
     a_set, b_set = set(a) | set(units(block_source)), set(b) | set(units(reply_source))
     lost: tuple[float, str] | None = None
@@ -113,12 +158,8 @@ def clause_problems(
     reasons: list[str] = []
     if lost:
         reasons.append(f'lost clause "{lost[1]}"')
-    else:
-        for m in _PAREN.finditer(block):
-            inner = [u for u in units(m.group(1)) if _weight(u) > 0]
-            if inner and not any(u in b_set for u in inner):
-                reasons.append(f'lost clause "({m.group(1)[:40]})"')
-                break
+    elif part := _lost_part(block, b_set, label):
+        reasons.append(f'lost clause "{part}"')
     if added:
         reasons.append(f'added clause "{added[1]}"')
     return reasons

@@ -35,7 +35,7 @@ from collections import Counter
 
 from owlai_refine.guard._md import prose
 from owlai_refine.guard.anchors import moved_markers
-from owlai_refine.guard.clauses import clause_problems
+from owlai_refine.guard.clauses import clause_problems, echoed_phrase
 from owlai_refine.guard.facts import name_problems, number_problems
 from owlai_refine.guard.lexicon import Category, tables_for
 from owlai_refine.guard.normalise import normalise
@@ -112,15 +112,25 @@ def _side_count(found: Counter[str], side: tuple[str, bool]) -> int:
 
 
 def _opposite_problems(category: Category, block: str, reply: str) -> list[str]:
-    before, after = category.found(block), category.found(reply)
-    if before == after:
-        return []
+    if category.exact or category.stems:  # a Latin table: whole words
+        before, after = category.found(block), category.found(reply)
+        if before == after:
+            return []
+
+        def counts(side: tuple[str, bool]) -> tuple[int, int]:
+            return _side_count(before, side), _side_count(after, side)
+
+    else:  # CJK: every occurrence of the form, also inside a longer word (見やすい, 見づらい)
+        blanked_block, blanked_reply = category.blank(block), category.blank(reply)
+
+        def counts(side: tuple[str, bool]) -> tuple[int, int]:
+            return blanked_block.count(side[0]), blanked_reply.count(side[0])
+
     reasons: list[str] = []
     low = block.lower()
     for side_a, side_b, a, b in category.pairs:
-        a_before, b_before = _side_count(before, side_a), _side_count(before, side_b)
-        a_diff = _side_count(after, side_a) - a_before
-        b_diff = _side_count(after, side_b) - b_before
+        (a_before, a_after), (b_before, b_after) = counts(side_a), counts(side_b)
+        a_diff, b_diff = a_after - a_before, b_after - b_before
         if not (a_diff or b_diff) or f"not {a}" in low or f"not {b}" in low:
             continue  # unchanged; or "not valid" -> "invalid", the negation check's
         a_had, b_had = a_before > 0, b_before > 0
@@ -175,7 +185,9 @@ def meaning_problems(block_text: str, reply_text: str, label: str) -> list[str]:
     reasons += number_problems(block, reply, label)
     block_source, reply_source = normalise(block_text), normalise(reply_text)
     reasons += name_problems(block, reply, label, block_source, reply_source)
-    reasons += clause_problems(block, reply, block_source, reply_source)
+    reasons += clause_problems(block, reply, block_source, reply_source, label)
+    if echo := echoed_phrase(block, reply):
+        reasons.append(echo)
     if not any(r.startswith("lost clause") for r in reasons):  # else its markers went too
         reasons += moved_markers(block_text, reply_text)
     return reasons
