@@ -57,6 +57,10 @@ _STOP = frozenset(
     }
 )  # fmt: skip
 _STOP6 = frozenset(w[:6] for w in _STOP)
+_SHORT_CJK = re.compile(f"[{CJK}]{{1,4}}")
+MIN_PART = 0.6
+"""The least own content of a part that is judged: one Latin word, or two CJK characters
+(``(번체)``, "Traditional")."""
 MIN_PART_KEPT = 0.5
 """A parenthesised part or an enumerated item is lost below this share of its content kept (a
 rewording of it keeps more: "(이미 상기 포함)" -> "(이미 위에 포함됨)")."""
@@ -93,11 +97,13 @@ def _dropped(run: list[str], other: set[str]) -> float:
     return sum(_weight(u) for u in run if u not in other)
 
 
-def _lost_part(block: str, reply: set[str], label: str) -> str | None:
+def _lost_part(block: str, reply: set[str], label: str, reply_text: str) -> str | None:
     """A parenthesised part of ``block`` (``(required)``) or, in Chinese, an item of an
     enumeration (``数学推理、数据分析、创意写作``: the 、 that only lists) whose own content
     (the units of it the rest of the block does not have) the reply keeps less than
-    :data:`MIN_PART_KEPT` of, for a part with at least one content word of its own."""
+    :data:`MIN_PART_KEPT` of, for a part with at least :data:`MIN_PART` content of its own. A
+    parenthesised part of at most four CJK characters (``(번체)``, "Traditional") must be in the
+    reply as it is: a word that short is a qualifier, and "(번역)" says something else."""
     parts = [(m.group(1), m.group()) for m in _PAREN.finditer(block)]
     if label == "zh":
         parts += [(m.group(), m.group()) for m in _ENUM_ITEM.finditer(block)]
@@ -105,7 +111,9 @@ def _lost_part(block: str, reply: set[str], label: str) -> str | None:
         elsewhere = set(units(block.replace(shown, " ", 1)))
         own = [u for u in units(part) if u not in elsewhere and _weight(u) > 0]
         total = sum(_weight(u) for u in own)
-        if total >= 1 and sum(_weight(u) for u in own if u in reply) < MIN_PART_KEPT * total:
+        if shown.startswith("(") and _SHORT_CJK.fullmatch(part) and part not in reply_text:
+            return shown
+        if total >= MIN_PART and sum(_weight(u) for u in own if u in reply) < MIN_PART_KEPT * total:
             return shown if len(shown) <= 48 else shown[:47] + "\u2026"
     return None
 
@@ -158,7 +166,7 @@ def clause_problems(
     reasons: list[str] = []
     if lost:
         reasons.append(f'lost clause "{lost[1]}"')
-    elif part := _lost_part(block, b_set, label):
+    elif part := _lost_part(block, b_set, label, reply):
         reasons.append(f'lost clause "{part}"')
     if added:
         reasons.append(f'added clause "{added[1]}"')

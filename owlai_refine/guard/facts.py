@@ -20,7 +20,8 @@ character pairs just before it), not across punctuation or another number.
 or more capitals or a digit (``DLSS``, ``H100``); in CJK text: every Latin word, and Katakana
 runs in Japanese. A name of the block that the reply no longer has (in any case), paired with a
 name the reply brought in, is ``changed name Netherlands -> Belgium``; one lost alone is ``lost
-name``, one new alone ``added name``.
+name``, one new alone ``added name``. A domain written without a scheme (``crates.io``) is a
+name too.
 """
 
 from __future__ import annotations
@@ -38,6 +39,12 @@ __all__ = ["name_problems", "number_problems"]
 _NUMBER = re.compile(r"(?<![0-9.,])\d+(?:[.,]\d+)*")
 _LATIN = re.compile(r"[A-Za-z][A-Za-z0-9']*")
 _CJK_RUN = re.compile(f"[{CJK}]+")
+_DOMAIN = re.compile(
+    r"(?<![\w.])[A-Za-z0-9][\w-]*(?:\.[\w-]+)*\.(?:com|org|net|io|ai|dev|rs|gov|edu|co|uk|jp|kr"
+    r"|cn|de|fr|me|app|info|xyz)(?![\w])",
+    re.IGNORECASE,
+)
+"""A domain name written without a scheme (``crates.io``): a name, which "crates." loses."""
 _AFTER_NUMBER = re.compile(r"\d[ \u00a0]?\Z")
 _KATAKANA = re.compile(r"[\u30a1-\u30fa\u30fc]{2,}")
 _BREAK = re.compile(r"[.,;:!?()\[\]\"\u3001\u3002\uff1f\uff01]")
@@ -263,6 +270,8 @@ def _names(text: str, label: str) -> dict[str, str]:
     if label == "ja":
         for m in _KATAKANA.finditer(text):
             names.setdefault(m.group(), m.group())
+    for m in _DOMAIN.finditer(text):
+        names.setdefault(m.group().lower(), m.group())
     return names
 
 
@@ -274,9 +283,8 @@ def _key(word: str) -> str:
 
 
 def _words(text: str) -> set[str]:
-    return {_key(m.group().strip("'-")) for m in _LATIN.finditer(text)} | set(
-        _KATAKANA.findall(text)
-    )
+    words = {_key(m.group().strip("'-")) for m in _LATIN.finditer(text)}
+    return words | set(_KATAKANA.findall(text)) | {d.lower() for d in _DOMAIN.findall(text)}
 
 
 def name_problems(

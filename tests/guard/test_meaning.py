@@ -71,3 +71,40 @@ def test_normalisation_folds_typesetting(text: str, same: str) -> None:
 
 def test_normalisation_keeps_korean_word_spaces() -> None:
     assert normalise("할 수 있다") == "할 수 있다"
+
+
+@pytest.mark.parametrize(
+    ("block", "reply", "group"),
+    [
+        # what the embedded model did when issue 11 was filed, each once spliced in as refined
+        (
+            "번역본은 중국어(번체), 일본어로 게시됩니다.",
+            "번역본은 중국어(번역), 일본어로 게시됩니다.",
+            "lost clause",
+        ),
+        (
+            "Packages are published on crates.io after review.",
+            "Packages are published on crates. after review.",
+            "lost name",
+        ),
+        ("이 RFC는 심의회를 설립합니다.", "The RFC는 심의회를 설립합니다.", "added name"),
+        (
+            "Each team names one representative (required) and may name an alternate.",
+            "Each team names one representative and may name an alternate.",
+            "lost clause",
+        ),
+        (
+            "Growth is supported by sustained growth potential, strong demand and new markets.",
+            "Growth is supported by sustained growth potential, supported by sustained growth"
+            " potential, supported by sustained growth potential, strong demand and new markets.",
+            "repetition",
+        ),
+        ("Frame rates rise by up to 8X.", "Frame rates rise by up to 8x.", None),  # defect 5
+    ],
+)
+def test_the_issue_examples(block: str, reply: str, group: str | None) -> None:
+    verdict = check_reply(block_for(block, "paragraph"), reply, GuardConfig())
+    if group is None:
+        assert verdict.text is not None, verdict.reasons
+    else:
+        assert any(reason_group(r).startswith(group) for r in verdict.reasons), verdict.reasons
