@@ -4,7 +4,7 @@ Pure code, no IO. :func:`check_reply` takes a block and the model's reply text a
 :class:`Verdict`: the cleaned text to splice, or the reasons the reply may not replace the block
 (the block then keeps its original text). In order:
 
-1. **unwrap** (``unwrap``): known wrappers removed by fixed rules (``<think>``, our ``<block>``
+1. **unwrap** (``wrappers``): known wrappers removed by fixed rules (``<think>``, our ``<block>``
    tags and ``Section:`` line, one outer ``markdown`` fence, a preamble line, quotes around the
    whole, a repeated list marker); lines stripped.
 2. **unchanged**: equal to the block after normalising whitespace (``Verdict.unchanged``).
@@ -72,7 +72,7 @@ from owlai_refine.guard.meaning import meaning_problems
 from owlai_refine.guard.repetition import RepetitionDetector, repetition_problem
 from owlai_refine.guard.structure import structure_problems
 from owlai_refine.guard.tokens import compare_tokens, protected_tokens
-from owlai_refine.guard.unwrap import unwrap
+from owlai_refine.guard.wrappers import unwrap
 
 __all__ = [
     "MAX_REASONS",

@@ -28,7 +28,15 @@ from difflib import SequenceMatcher
 
 from owlai_refine.guard.normalise import CJK
 
-__all__ = ["MIN_CLAUSE", "clause_problems", "units"]
+__all__ = [
+    "MIN_CLAUSE",
+    "MIN_NET",
+    "MIN_PART",
+    "MIN_PART_KEPT",
+    "clause_problems",
+    "echoed_phrase",
+    "units",
+]
 
 MIN_CLAUSE = 2.0
 """The content weight of a dropped or added run that makes it a clause (two Latin content

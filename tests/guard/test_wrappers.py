@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from owlai_refine.guard.unwrap import PREAMBLE_PATTERNS, tidy_lines, unwrap
+from owlai_refine.guard.wrappers import PREAMBLE_PATTERNS, tidy_lines, unwrap
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "guard"
 CASES: list[dict[str, Any]] = json.loads((FIXTURES / "unwrap.json").read_text("utf-8"))
