@@ -24,8 +24,8 @@ from typing import Any, Literal
 
 __all__ = ["Category", "Table", "all_tables", "tables_for"]
 
-Kind = Literal["count", "opposites", "values", "numerals", "units"]
-_KINDS = frozenset({"count", "opposites", "values", "numerals", "units"})
+Kind = Literal["count", "opposites", "values", "numerals", "counters", "units"]
+_KINDS = frozenset({"count", "opposites", "values", "numerals", "counters", "units"})
 _LATIN_EDGE = r"(?<![A-Za-z0-9])", r"(?![A-Za-z0-9])"
 
 
@@ -174,7 +174,7 @@ def _category(raw: dict[str, Any], latin: bool) -> Category:
         )
         pattern = re.compile(_alternation(every, words=latin, literal=True), flags)
         return Category(raw["name"], kind, pattern, exclude, values=per_value)
-    if kind == "numerals":
+    if kind in ("numerals", "counters"):
         return Category(raw["name"], kind, re.compile(raw["regex"], flags), exclude)
     words = _alternation(list(raw.get("words", [])), words=latin, literal=True)
     raw_patterns = _alternation(list(raw.get("patterns", [])), words=False, literal=False)

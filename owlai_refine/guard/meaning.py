@@ -149,6 +149,27 @@ def _value_problem(category: Category, block: str, reply: str) -> str | None:
     return f"changed {group}: {_forms(before - after)} -> {_forms(after - before)}"
 
 
+def _counter_problem(category: Category, block: str, reply: str) -> str | None:
+    """``changed unit 한 명 -> 한 팀``: a numeral said with another counter in the reply (the
+    same numeral with a new counter, its old counter gone). A numeral the block did not have is
+    the number-word check's; an article-like "한" that a rewording brings in is no change."""
+    pattern = category.pattern
+    assert pattern is not None  # a counters category always has its regex
+
+    def counted(text: str) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for m in pattern.finditer(category.blank(text)):
+            out.setdefault(m.group("value"), set()).add(m.group("counter"))
+        return out
+
+    before, after = counted(block), counted(reply)
+    for numeral, counters in before.items():
+        gone, new = counters - after.get(numeral, set()), after.get(numeral, set()) - counters
+        if gone and new:
+            return f"changed unit {numeral} {sorted(gone)[0]} -> {numeral} {sorted(new)[0]}"
+    return None
+
+
 def polarity_problems(block: str, reply: str, label: str) -> list[str]:
     """The word-table reasons for two normalised prose texts (see the module docstring), for a
     block whose language label is ``label``; empty when nothing changed."""
@@ -160,10 +181,10 @@ def polarity_problems(block: str, reply: str, label: str) -> list[str]:
                     reasons.append(problem)
             elif category.kind == "opposites":
                 reasons += _opposite_problems(category, block, reply)
-            elif category.kind in ("values", "numerals") and (
-                problem := _value_problem(category, block, reply)
-            ):
-                reasons.append(problem)
+            elif category.kind in ("values", "numerals", "counters"):
+                check = _counter_problem if category.kind == "counters" else _value_problem
+                if problem := check(category, block, reply):
+                    reasons.append(problem)
     return reasons
 
 
