@@ -38,7 +38,6 @@ __all__ = ["name_problems", "number_problems"]
 
 _NUMBER = re.compile(r"(?<![0-9.,])\d+(?:[.,]\d+)*")
 _LATIN = re.compile(r"[A-Za-z][A-Za-z0-9']*")
-_CJK_RUN = re.compile(f"[{CJK}]+")
 _DOMAIN = re.compile(
     r"(?<![\w.])[A-Za-z0-9][\w-]*(?:\.[\w-]+)*\.(?:com|org|net|io|ai|dev|rs|gov|edu|co|uk|jp|kr"
     r"|cn|de|fr|me|app|info|xyz)(?![\w])",

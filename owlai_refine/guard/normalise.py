@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["CJK", "is_cjk", "normalise"]
+__all__ = ["CJK", "normalise"]
 
 CJK = (
     r"\u3005\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7a3"
@@ -24,7 +24,6 @@ _SPACE = re.compile(r"(?<=[^\x00-\x7f]) (?=\S)|(?<=\S) (?=[^\x00-\x7f])")
 """A space next to a non-ASCII character: the only ones :func:`_space` may drop."""
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _CJK_OR_PUNCT = re.compile(f"[{CJK}{_CJK_PUNCT}]")
-_IS_CJK = re.compile(f"[{CJK}]")
 _CONTRACTION = re.compile(
     r"\b(?P<whole>can't|won't|shan't|cannot)\b|(?<=[a-z])n't\b", re.IGNORECASE
 )  # after curly quotes were made straight
@@ -35,11 +34,6 @@ _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": 
 def _expand(m: re.Match[str]) -> str:
     whole = m.group("whole")
     return _EXPANDED[whole.lower()] if whole else " not"
-
-
-def is_cjk(ch: str) -> bool:
-    """True for a Kana, Han or Hangul character."""
-    return bool(_IS_CJK.match(ch))
 
 
 def normalise(text: str) -> str:
