@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 from owlai_refine.blocks import Document
 from owlai_refine.parser import parse, split_lines
 from owlai_refine.splicer import splice
+from tests.support.checks import skeleton_changes
 from tests.support.reports import shared_reports
 
 FIXTURE_MARKDOWN = sorted(Path(__file__).resolve().parents[1].joinpath("fixtures").glob("*/*.md"))
@@ -145,7 +147,12 @@ def test_new_text_lands_in_its_block(text: str, n_lines: int, data: st.DataObjec
         for i, line in enumerate(split_lines(out[len(doc.bom) :]))
         if not any(b.start <= i < b.end for b in again.blocks if b.id in new)
     ]
-    assert [ln.text for ln in outside] == [ln.text for ln in outside_after]
+    assert outside == outside_after  # text and line ending alike
+    # The independent oracle (markdown-it-py read directly, no product code): every line
+    # outside the paragraphs is kept, ending included, and no new kind of line ending appears.
+    assert skeleton_changes(text, out) == []
+    endings = {m for m in re.findall(r"\r\n|\r|\n", text)} or {"\n"}
+    assert set(re.findall(r"\r\n|\r|\n", out)) <= endings
     assert out.startswith(doc.bom)
 
 

@@ -166,7 +166,7 @@ def _parser() -> argparse.ArgumentParser:
         type=float,
         default=30.0,
         metavar="SECONDS",
-        help="Redis limiter: a dead worker's slots come back within this time (default 30)",
+        help="Redis limiter: a dead worker's slots come back within 4/3 of this (default 30)",
     )
     p.add_argument(
         "--temperature",

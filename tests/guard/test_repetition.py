@@ -84,6 +84,26 @@ def test_watchdog_fires_within_256_tokens_of_a_loop(sentence: str) -> None:
     assert lag_tokens < 256
 
 
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The market for GPUs grew fast this year. ",
+        "Our team will review the plan next week. ",
+        "Prices for cloud GPUs fell sharply last year. ",
+    ],
+)
+def test_an_eight_word_loop_is_cut_within_35_tokens(sentence: str) -> None:
+    """The README's figure: a looping sentence is cut as its third copy ends, which for an
+    8-word sentence (41-46 characters) is at most 35 tokens (4 characters a token) after the
+    loop begins; fed one character at a time."""
+    prose = "The committee reviewed the budget and agreed on three priorities for 2025. "
+    watchdog = watchdog_for(_block(prose.strip()), CONFIG)
+    fired_at = _stream(watchdog, prose + sentence * 60, step=1)
+    assert fired_at is not None
+    assert fired_at - len(prose) == 3 * len(sentence)
+    assert (fired_at - len(prose)) / CHARS_PER_TOKEN <= 35
+
+
 def test_watchdog_is_the_detector_and_keeps_its_reason() -> None:
     watchdog = watchdog_for(_block("Some text."), CONFIG)
     loop = "It is good. " * 10

@@ -71,7 +71,8 @@ def test_a_killed_worker_gives_its_slots_back_within_the_lease(
     redis_server: RedisServer, reports: list[Path]
 ) -> None:
     """Kill worker 0 while it holds slots: the other two get all 4 slots back within the lease
-    (measured at the server: their own requests in flight reach 4 again)."""
+    and one poll, as the README says (measured at the server: their own requests in flight
+    reach 4 again)."""
     lease_s = 2.0
     with FakeOpenAI(reply=polish, latency_s=lambda body: 0.3) as server:
         procs = [worker(r, server.base_url, redis_server.url, lease_s) for r in reports]
@@ -95,7 +96,9 @@ def test_a_killed_worker_gives_its_slots_back_within_the_lease(
     assert server.max_in_flight == 4
     assert recovered_at is not None
     recovery = recovered_at - killed_at
-    assert recovery < lease_s + 10  # bounded by the lease (plus a generous margin), not timed
+    # The README's bound, the lease and one poll (lease/3), plus one second for the processes
+    # to be scheduled on a loaded 2-core machine.
+    assert recovery < lease_s * 4 / 3 + 1.0
     print(  # noqa: T201
         f"\nSIGKILL of a worker holding {held} of 4 slots: the others had all 4 again after "
         f"{recovery:.2f} s (lease {lease_s} s)"
