@@ -36,6 +36,8 @@ ROOT = Path(__file__).resolve().parents[1]
 MUTANTS = ROOT / "mutants"
 OUT = ROOT / "benchmarks" / "out" / "mutation.json"
 KILLED = {"killed", "timeout", "caught by type check", "segfault"}
+DIFFS: dict[str, str] = {}
+"""Each surviving mutant's diff (``mutmut show``), kept in the saved figures."""
 _MODULE = re.compile(r"^(?P<module>[\w.]+?)\.x[_\u01c1]")
 
 GROUPS: dict[str, tuple[list[str], list[str]]] = {
@@ -56,10 +58,6 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
             "tests/test_prompt.py",
             "tests/guard/test_reports.py",
         ],
-    ),
-    "guard": (
-        ["owlai_refine/guard/*"],
-        ["tests/guard/", "tests/test_barriers.py"],
     ),
     "outcome": (
         ["owlai_refine/orchestrate.py", "owlai_refine/results.py", "owlai_refine/limiter.py"],
@@ -82,6 +80,10 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
             "tests/test_faults.py",
         ],
     ),
+    "guard": (
+        ["owlai_refine/guard/*"],
+        ["tests/guard/", "tests/test_barriers.py"],
+    ),
 }
 
 # Runs mutmut with this group's modules and tests in place of pyproject.toml's (mutmut reads
@@ -97,6 +99,17 @@ from mutmut.__main__ import cli
 sys.argv = ["mutmut", *sys.argv[2:]]
 cli()
 """
+
+
+def _group_of(mutant: str) -> str:
+    """The group whose modules hold ``mutant``."""
+    path = module_of(mutant).replace(".", "/")
+    files = {f"{path}.py", f"{path}/__init__.py"}
+    for name, (only, _) in GROUPS.items():
+        for p in only:
+            if p in files or (p.endswith("*") and any(f.startswith(p[:-1]) for f in files)):
+                return name
+    raise KeyError(mutant)
 
 
 def module_of(mutant: str) -> str:
@@ -120,9 +133,10 @@ def sampled(names: list[str], every: int) -> list[str]:
     return [n for n in names if int(hashlib.sha256(n.encode()).hexdigest(), 16) % every == 0]
 
 
-def run_group(name: str, every: int, jobs: int) -> dict[str, str]:
+def run_group(name: str, every: int, jobs: int, names: list[str] | None = None) -> dict[str, str]:
     """Mutate one group's modules and judge each chosen mutant by the group's tests; mutant
-    name -> status."""
+    name -> status (``names``: these mutants, not a sample). Survivors' diffs go to
+    :data:`DIFFS`."""
     from mutmut.stats import status_by_exit_code  # noqa: PLC0415 - the mutation extra
 
     only, tests = GROUPS[name]
@@ -138,7 +152,7 @@ def run_group(name: str, every: int, jobs: int) -> dict[str, str]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    chosen = sampled(sorted(_metas()), every)
+    chosen = sampled(sorted(_metas()), every) if names is None else names
     if chosen:
         subprocess.run(
             [*boot, "run", "--max-children", str(jobs), *chosen],
@@ -148,7 +162,14 @@ def run_group(name: str, every: int, jobs: int) -> dict[str, str]:
             stderr=subprocess.DEVNULL,
         )
     codes = _metas()
-    return {n: status_by_exit_code[codes.get(n)] for n in chosen}
+    found = {n: status_by_exit_code[codes.get(n)] for n in chosen}
+    for n, status in found.items():  # the diff of each survivor, while mutants/ holds it
+        if status not in KILLED:
+            shown = subprocess.run(
+                [*boot, "show", n], cwd=ROOT, capture_output=True, text=True, check=False
+            )
+            DIFFS[n] = shown.stdout
+    return found
 
 
 def report(found: dict[str, str]) -> None:
@@ -185,14 +206,33 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="mutants at once")
     parser.add_argument("--report", action="store_true", help="print the last run's figures")
+    parser.add_argument("--diffs", action="store_true", help="with --report: survivors' diffs")
+    parser.add_argument(
+        "--rerun-survivors",
+        action="store_true",
+        help="run the last run's surviving mutants again (after adding tests); update its figures",
+    )
     args = parser.parse_args(argv)
     if args.report:
-        report(json.loads(OUT.read_text())["status"])
+        saved = json.loads(OUT.read_text())
+        if args.diffs:
+            for diff in saved.get("diffs", {}).values():
+                print(diff)
+        report(saved["status"])
         return 0
     found: dict[str, str] = {}
-    for name in args.group or list(GROUPS):
+    again: dict[str, list[str]] = {}
+    if args.rerun_survivors:
+        saved = json.loads(OUT.read_text())
+        found, args.sample = saved["status"], saved["sample"]
+        DIFFS.update(saved.get("diffs", {}))
+        for n, status in found.items():
+            if status not in KILLED:
+                again.setdefault(_group_of(n), []).append(n)
+                DIFFS.pop(n, None)
+    for name in args.group or list(again if args.rerun_survivors else GROUPS):
         started = time.monotonic()
-        got = run_group(name, args.sample, args.jobs)
+        got = run_group(name, args.sample, args.jobs, again.get(name) if again else None)
         found.update(got)
         killed = sum(s in KILLED for s in got.values())
         print(
@@ -201,7 +241,9 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
         OUT.parent.mkdir(parents=True, exist_ok=True)
-        OUT.write_text(json.dumps({"sample": args.sample, "status": found}, indent=1))
+        OUT.write_text(
+            json.dumps({"sample": args.sample, "status": found, "diffs": DIFFS}, indent=1)
+        )
     report(found)
     return 0
 
