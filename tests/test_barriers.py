@@ -17,7 +17,7 @@ import anyio
 import pytest
 from structlog.testing import capture_logs
 
-from owlai_refine import OutcomeStatus, RefineConfig, RetryPolicy, parse, refine
+from owlai_refine import OutcomeStatus, RefineConfig, RetryPolicy, orchestrate, parse, refine
 from owlai_refine.blocks import SkipReason
 from owlai_refine.config import GuardConfig, OutputBudget
 from owlai_refine.guard import check_reply
@@ -197,3 +197,26 @@ async def test_a_later_larger_request_does_not_raise_a_shared_cap() -> None:
 def test_describe_numbers_lines_from_1() -> None:
     doc = parse("# T\n\nPara one.\n\nTwo\nlines.\n")
     assert [describe(b) for b in doc.blocks] == ["block 0 (line 3)", "block 1 (lines 5-6)"]
+
+
+# ---------------------------------------------------------------- the safety net after the splice
+@pytest.mark.anyio
+async def test_a_splice_that_changes_a_line_outside_the_blocks_returns_the_source(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real = orchestrate.splice
+    monkeypatch.setattr(
+        orchestrate, "splice", lambda doc, new: real(doc, new).replace("# T\n", "# X\n")
+    )
+    text = "# T\n\nThe team says it works.\n\n[1] https://example.com/a\n\nAnd it says more.\n"
+    with FakeOpenAI(reply=polish) as server, capture_logs() as logs:
+        result = await refine(text, config(server))
+    assert result.text == text  # the report is never lost
+    statuses = [(o.status, o.reason, o.text) for o in result.outcomes]
+    assert statuses == [
+        (OutcomeStatus.FAILED, "splice check failed", None),
+        (OutcomeStatus.SKIPPED, "nothing_to_refine", None),
+        (OutcomeStatus.FAILED, "splice check failed", None),
+    ]
+    (failed,) = [e for e in logs if e["event"] == "refine.splice_check_failed"]
+    assert failed["lines"] == [0] and failed["log_level"] == "error"
