@@ -236,7 +236,12 @@ def _alert_marker_line(
 
 def _references_pseudo_heading(inline: Token, names: frozenset[str]) -> bool:
     """A paragraph that is only bold/italic text naming a references section (``**Sources:**``)."""
-    kids = [c for c in inline.children or () if c.type != "softbreak"]
+    # markdown-it puts an empty text token on each side of ``**...**`` (not of ``*...*``).
+    kids = [
+        c
+        for c in inline.children or ()
+        if c.type != "softbreak" and not (c.type == "text" and not c.content)
+    ]
     if len(kids) < 3 or kids[0].type not in ("strong_open", "em_open"):
         return False
     inner = "".join(c.content for c in kids if c.type == "text")

@@ -72,6 +72,8 @@ def test_custom_reference_headings_replace_the_defaults() -> None:
     ("label", "skip"),
     [
         ("**Sources:**", SkipReason.LABEL),
+        ("**References**", SkipReason.NOTHING_TO_REFINE),
+        ("**\ucc38\uace0\ubb38\ud5cc**", SkipReason.NOTHING_TO_REFINE),
         ("*Sources*", SkipReason.NOTHING_TO_REFINE),
     ],
 )
