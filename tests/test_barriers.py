@@ -11,6 +11,7 @@ other one still in place (issue 16's planted bugs that the suite let through).
 from __future__ import annotations
 
 from contextlib import AsyncExitStack
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -19,7 +20,10 @@ from structlog.testing import capture_logs
 
 from owlai_refine import OutcomeStatus, RefineConfig, RetryPolicy, orchestrate, parse, refine
 from owlai_refine.blocks import SkipReason
+from owlai_refine.cassette import ReplayTransport
 from owlai_refine.config import GuardConfig, OutputBudget
+from owlai_refine.errors import CassetteMissError
+from owlai_refine.events import CallStarted
 from owlai_refine.guard import check_reply
 from owlai_refine.guard.content import lost_words
 from owlai_refine.guard.tokens import protected_tokens
@@ -220,3 +224,51 @@ async def test_a_splice_that_changes_a_line_outside_the_blocks_returns_the_sourc
     ]
     (failed,) = [e for e in logs if e["event"] == "refine.splice_check_failed"]
     assert failed["lines"] == [0] and failed["log_level"] == "error"
+
+
+# ---------------------------------------------------------------- what the run reports
+@pytest.mark.anyio
+@pytest.mark.parametrize("stream", [True, False])
+async def test_the_log_and_events_carry_the_runs_facts(stream: bool) -> None:
+    text = "# T\n\nThe team says it works.\n\nAnd it says more.\n"
+    events: list[object] = []
+    with FakeOpenAI(reply=polish) as server, capture_logs() as logs:
+        result = await refine(
+            text, config(server, stream=stream, concurrency=3), sinks=[events.append]
+        )
+    started = [e for e in events if isinstance(e, CallStarted)]
+    assert sorted(e.block_id for e in started) == [0, 1] and {e.attempt for e in started} == {1}
+    for outcome in result.outcomes:
+        assert outcome.latency_s is not None and outcome.latency_s > 0
+        assert (outcome.ttft_s is not None) is stream
+    with FakeOpenAI(reply=polish) as server, capture_logs() as logs:
+        await refine(text, config(server, stream=stream, concurrency=3))
+    (start,) = [e for e in logs if e["event"] == "refine.start"]
+    assert start["concurrency"] == 3 and start["stream"] is stream
+    calls = [e for e in logs if e["event"] == "refine.call"]
+    assert {c["base_url"] for c in calls} == {server.base_url}
+
+
+@pytest.mark.anyio
+async def test_a_replay_miss_names_the_block_and_the_key(tmp_path: Path) -> None:
+    tape = tmp_path / "empty.jsonl"
+    tape.write_text("")
+    text = "# T\n\nThe team says it works.\n"
+    cfg = RefineConfig(base_url="http://127.0.0.1:9/v1", model="m", retry=NO_WAIT)
+    with pytest.raises(CassetteMissError) as info:
+        await refine(text, cfg, transport=ReplayTransport(tape))
+    assert str(info.value).startswith("block 0 (line 3): ")
+    assert info.value.block_id == 0 and info.value.line_span == (2, 3)
+    assert info.value.key and info.value.key in str(info.value)
+
+
+def test_a_redis_limiter_gets_the_endpoint_and_lease() -> None:
+    pytest.importorskip("redis")
+
+    async def main() -> str:
+        async with AsyncExitStack() as stack:
+            limiter = open_limiter("redis://127.0.0.1:9/0", "ep-key", 3, lease_s=7.5, stack=stack)
+            return repr(limiter)
+
+    shown = anyio.run(main)
+    assert "endpoint='ep-key'" in shown and "slots=3" in shown and "lease_s=7.5" in shown
