@@ -18,7 +18,7 @@ import anyio
 import pytest
 from structlog.testing import capture_logs
 
-from owlai_refine import OutcomeStatus, RefineConfig, RetryPolicy, orchestrate, parse, refine
+from owlai_refine import OutcomeStatus, RefineConfig, RetryPolicy, parse, refine
 from owlai_refine.blocks import SkipReason
 from owlai_refine.cassette import ReplayTransport
 from owlai_refine.config import GuardConfig, OutputBudget
@@ -29,6 +29,7 @@ from owlai_refine.guard.content import lost_words
 from owlai_refine.guard.tokens import protected_tokens
 from owlai_refine.limiter import open_limiter
 from owlai_refine.orchestrate import describe, plan
+from owlai_refine.splicer import splice
 from tests.support.fake_openai import FakeOpenAI, block_text
 
 NO_WAIT = RetryPolicy(max_attempts=2, wait_scale=0)
@@ -208,9 +209,9 @@ def test_describe_numbers_lines_from_1() -> None:
 async def test_a_splice_that_changes_a_line_outside_the_blocks_returns_the_source(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    real = orchestrate.splice
     monkeypatch.setattr(
-        orchestrate, "splice", lambda doc, new: real(doc, new).replace("# T\n", "# X\n")
+        "owlai_refine.orchestrate.splice",
+        lambda doc, new: splice(doc, new).replace("# T\n", "# X\n"),
     )
     text = "# T\n\nThe team says it works.\n\n[1] https://example.com/a\n\nAnd it says more.\n"
     with FakeOpenAI(reply=polish) as server, capture_logs() as logs:
