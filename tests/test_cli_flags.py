@@ -147,3 +147,28 @@ def test_log_level_debug_logs_the_text(tmp_path: Path, server: FakeOpenAI) -> No
     run(tmp_path, server, "--log-file", str(log), "--log-level", "debug")
     text = log.read_text()
     assert "first item says yes" in text and "first item states yes" in text
+
+
+def test_model_and_concurrency_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OWLAI_REFINE_MODEL", "big")
+    monkeypatch.setenv("OWLAI_REFINE_CONCURRENCY", "2")
+    with FakeOpenAI(reply=polish, latency_s=lambda body: 0.3, models=("small", "big")) as server:
+        report = tmp_path / "r.md"
+        report.write_text(MANY)
+        args = [str(report), "-o", str(tmp_path / "o.md"), "--base-url", server.base_url]
+        assert main(args) == Exit.OK
+    assert {s.body["model"] for s in server.seen} == {"big"}
+    assert server.max_in_flight == 2
+
+
+def test_a_bad_setting_is_one_line_naming_it(
+    tmp_path: Path, server: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "r.md"
+    report.write_text(TEXT)
+    code = main([str(report), "--base-url", server.base_url, "--concurrency", "0"])
+    assert code == Exit.CONFIG and server.seen == []
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("refine: concurrency: ") and "greater than" in line

@@ -54,7 +54,8 @@ def test_the_data_is_fsynced_before_the_rename(
         real_fsync(fd)
 
     def replace(src: str, dst: Path) -> None:
-        calls.append(f"replace {Path(src).parent == tmp_path} {Path(dst) == target}")
+        hidden = Path(src).name.startswith(".out.md.") and src.endswith(".tmp")
+        calls.append(f"replace {Path(src).parent == tmp_path} {hidden} {Path(dst) == target}")
         real_replace(src, dst)
 
     monkeypatch.setattr(os, "fsync", fsync)
@@ -62,7 +63,7 @@ def test_the_data_is_fsynced_before_the_rename(
     files.write_atomic(str(target), NEW)
     # The whole text is on disk (fsynced) before the temporary file in the same directory is
     # renamed over the target.
-    assert calls == [f"fsync {len(NEW.encode())}", "replace True True"]
+    assert calls == [f"fsync {len(NEW.encode())}", "replace True True True"]
 
 
 @pytest.mark.parametrize(
