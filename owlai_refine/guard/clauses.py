@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from difflib import SequenceMatcher
 
-from owlai_refine.guard.normalise import CJK
+from owlai_refine.guard.normalise import CJK, CJK_STOP, HANGUL, HANGUL_STOP
 
 __all__ = [
     "MIN_CLAUSE",
@@ -47,9 +47,6 @@ MIN_NET = 2.0
 
 _UNIT = re.compile(rf"[{CJK}]|[A-Za-z][A-Za-z']*|\d+(?:[.,]\d+)*")
 _HIRAGANA = re.compile(r"[\u3040-\u309f]")
-_HANGUL = re.compile(r"[\uac00-\ud7a3]")
-_CJK_STOP = frozenset("的了是在和与及等也而或把被对将从这那其之于以为所中上下个一有就都着过们")
-_HANGUL_STOP = frozenset("은는이가을를의에와과도로서고며면다요한할하된되")
 _STOP = frozenset(
     {
         "that", "this", "with", "from", "have", "been", "were", "which", "their", "there", "these",
@@ -90,9 +87,9 @@ def _weight(unit: str) -> float:
         if unit[0].isdigit():
             return 0.0  # numbers are the token check's
         return 1.0 if len(unit) >= 4 and unit not in _STOP6 else 0.0
-    if _HIRAGANA.match(unit) or unit in _CJK_STOP or unit in _HANGUL_STOP:
+    if _HIRAGANA.match(unit) or unit in CJK_STOP or unit in HANGUL_STOP:
         return 0.0
-    return 1 / 3 if _HANGUL.match(unit) else 1 / 2
+    return 1 / 3 if HANGUL.match(unit) else 1 / 2
 
 
 def _shown(text_units: list[str], i1: int, i2: int, limit: int = 48) -> str:

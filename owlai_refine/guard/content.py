@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterable
 
 from owlai_refine.guard._md import prose
-from owlai_refine.guard.normalise import CJK, normalise
+from owlai_refine.guard.normalise import CJK, CJK_STOP, HANGUL, HANGUL_STOP, normalise
 
 __all__ = [
     "MAX_NEW",
@@ -72,10 +72,7 @@ MIN_NEW = 3
 _CJK_HAN = r"\u3005\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _WORD = re.compile(rf"[{_CJK_HAN}]|[\u30a1-\u30fa\u30fc]{{2,}}|[\uac00-\ud7a3]+|[^\W\d_{CJK}]+")
 _IS_CJK = re.compile(f"[{CJK}]")
-_HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[\u3002\uff01\uff1f])")
-_HANGUL_STOP = frozenset("은는이가을를의에와과도로서고며면다요한할하된되니습있었았였것수들")
-_CJK_STOP = frozenset("的了是在和与及等也而或把被对将从这那其之于以为所中个一有就都着过们")
 _STOP = frozenset(
     {
         "that", "this", "with", "from", "have", "been", "were", "which", "their", "there",
@@ -99,12 +96,12 @@ def _ordered_tokens(text: str) -> dict[str, str]:
     already normalised ``text``."""
     tokens: dict[str, str] = {}
     for word in _WORD.findall(text):
-        if _HANGUL.match(word):
+        if HANGUL.match(word):
             for ch in word:
-                if ch not in _HANGUL_STOP:
+                if ch not in HANGUL_STOP:
                     tokens.setdefault(ch, ch)
         elif _IS_CJK.match(word):
-            if word not in _CJK_STOP:
+            if word not in CJK_STOP:
                 tokens.setdefault(word, word)
         elif len(word) >= 4 and (lower := word.lower()) not in _STOP:
             tokens.setdefault(lower[:6], lower)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["CJK", "normalise"]
+__all__ = ["CJK", "CJK_STOP", "HANGUL", "HANGUL_STOP", "normalise"]
 
 CJK = (
     r"\u3005\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7a3"
@@ -22,7 +22,13 @@ CJK = (
 _CJK_PUNCT = r"\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\u00b7\u2018-\u201f"
 _SPACE = re.compile(r"(?<=[^\x00-\x7f]) (?=\S)|(?<=\S) (?=[^\x00-\x7f])")
 """A space next to a non-ASCII character: the only ones :func:`_space` may drop."""
-_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+HANGUL = re.compile(r"[\uac00-\ud7a3]")
+"""One Hangul syllable."""
+CJK_STOP = frozenset("的了是在和与及等也而或把被对将从这那其之于以为所中上下个一有就都着过们")
+"""Han characters that carry grammar, not content (particles, pronouns, the commonest verbs):
+the content, clause and marker checks do not count them."""
+HANGUL_STOP = frozenset("은는이가을를의에와과도로서고며면다요한할하된되니습있었았였것수들")
+"""Hangul syllables that are particles and endings more often than content."""
 _CJK_OR_PUNCT = re.compile(f"[{CJK}{_CJK_PUNCT}]")
 _CONTRACTION = re.compile(
     r"\b(?P<whole>can't|won't|shan't|cannot)\b|(?<=[a-z])n't\b", re.IGNORECASE
@@ -54,7 +60,7 @@ def _space(text: str, at: int) -> str:
     character or CJK punctuation, except between two Hangul words (Korean spaces words) and
     after a sentence's full stop, question or exclamation mark."""
     before, after = text[at - 1], text[at + 1]
-    if before in ".!?" or (_HANGUL.match(before) and _HANGUL.match(after)):
+    if before in ".!?" or (HANGUL.match(before) and HANGUL.match(after)):
         return " "  # a sentence ends here; or Korean words, which spaces separate
     if _CJK_OR_PUNCT.match(before) or _CJK_OR_PUNCT.match(after):
         return ""
