@@ -24,7 +24,7 @@ _SPACE = re.compile(r"(?<=[^\x00-\x7f]) (?=\S)|(?<=\S) (?=[^\x00-\x7f])")
 """A space next to a non-ASCII character: the only ones :func:`_space` may drop."""
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 """One Hangul syllable."""
-CJK_STOP = frozenset("的了是在和与及等也而或把被对将从这那其之于以为所中上下个一有就都着过们")
+CJK_STOP = frozenset("的了是在和与及等也而或把被对将从这那其之于以为所中个一有就都着过们")
 """Han characters that carry grammar, not content (particles, pronouns, the commonest verbs):
 the content, clause and marker checks do not count them."""
 HANGUL_STOP = frozenset("은는이가을를의에와과도로서고며면다요한할하된되니습있었았였것수들")
