@@ -4,6 +4,7 @@
     python -m benchmarks.mutation --sample 1       # every mutant: hours on 2 cores
     python -m benchmarks.mutation --group splice   # one group of modules (repeatable)
     python -m benchmarks.mutation --rerun-survivors  # the last run's survivors, after new tests
+    python -m benchmarks.mutation --rerun-survivors --match guard.facts  # some of them
     python -m benchmarks.mutation --report --diffs   # the last run's figures and survivors' diffs
 
 It runs mutmut (the ``mutation`` extra; its settings are ``[tool.mutmut]`` in pyproject.toml:
@@ -216,6 +217,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="run the last run's surviving mutants again (after adding tests); update its figures",
     )
+    parser.add_argument(
+        "--match",
+        metavar="TEXT",
+        help="with --rerun-survivors: only the survivors whose name contains TEXT",
+    )
     args = parser.parse_args(argv)
     if args.report:
         saved = json.loads(OUT.read_text())
@@ -231,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         found, args.sample = saved["status"], saved["sample"]
         DIFFS.update(saved.get("diffs", {}))
         for n, status in found.items():
-            if status not in KILLED:
+            if status not in KILLED and (args.match or "") in n:
                 again.setdefault(_group_of(n), []).append(n)
                 DIFFS.pop(n, None)
     for name in args.group or list(again if args.rerun_survivors else GROUPS):
