@@ -122,7 +122,8 @@ def _numbers(text: str, units: tuple[Category, ...]) -> list[_Number]:
                 continue
             u = category.pattern.match(stripped)
             if u and len(u.group()) > unit_len:
-                unit, unit_len = f"{category.name}:{category.value_of(u.group())}", len(u.group())
+                meant = "|".join(category.values_of(u.group()))
+                unit, unit_len = f"{category.name}:{meant}", len(u.group())
         anchors: set[str] = set()
         left = _CLAUSE_END.split(text[max(0, m.start() - 40) : m.start()])[-1]
         right = stripped[unit_len:] if unit else stripped
@@ -156,6 +157,9 @@ def number_problems(block: str, reply: str, label: str) -> list[str]:
     for key in sorted(b_units.keys() & r_units.keys()):
         gained = [u for u in r_units[key] if u is not None and r_units[key][u] > b_units[key][u]]
         gone = [u for u in b_units[key] if u is not None and b_units[key][u] > r_units[key][u]]
+        # an ambiguous abbreviation is the same unit as any it may stand for (512 B, 512 bytes)
+        gone = [u for u in gone if not any(_same_unit(u, g) for g in gained)]
+        gained = [g for g in gained if not any(u and _same_unit(u, g) for u in b_units[key])]
         if gained and gone:
             changed[key] = (gone[0], gained[0])
     for key, (was, now) in changed.items():
@@ -168,6 +172,12 @@ def number_problems(block: str, reply: str, label: str) -> list[str]:
     if not reasons:
         reasons += _swaps(block, reply) or _traded_anchors(before, after)
     return reasons
+
+
+def _same_unit(a: str, b: str) -> bool:
+    """True if two unit keys (``unit:billion|byte``) may name the same unit."""
+    (cat_a, _, values_a), (cat_b, _, values_b) = a.partition(":"), b.partition(":")
+    return cat_a == cat_b and not set(values_a.split("|")).isdisjoint(values_b.split("|"))
 
 
 def _traded_anchors(before: list[_Number], after: list[_Number]) -> list[str]:

@@ -121,11 +121,18 @@ class Category:
         return key in self.exact or bool(self.stems and key.startswith(self.stems))
 
     def value_of(self, form: str) -> str:
-        """The canonical value of one written form (``values``/``units`` categories)."""
+        """The canonical value of one written form (``values``/``units`` categories): the
+        first listed; ``form`` itself when none lists it."""
         for value, pattern in self.values:
             if pattern.fullmatch(form):
                 return value
         return form
+
+    def values_of(self, form: str) -> tuple[str, ...]:
+        """Every canonical value one written form may stand for, in table order: ``b`` is
+        ``("billion", "byte")``, ``m`` ``("million", "meter")``; ``(form,)`` when none
+        lists it."""
+        return tuple(v for v, pattern in self.values if pattern.fullmatch(form)) or (form,)
 
 
 @dataclass(frozen=True, slots=True)

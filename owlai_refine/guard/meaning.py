@@ -49,6 +49,18 @@ _NOT_WORD = re.compile(r"\bnot\s+([a-z][a-z\-]*)")
 _ANY_WORD = re.compile(r"[A-Za-z0-9]+")
 _NEXT_WORD = re.compile(r"\s+(?:be\s+|have\s+|not\s+)?([A-Za-z][A-Za-z\-]{2,})")
 _DATE_CATEGORIES = frozenset({"month", "weekday", "time word"})
+# A number with a magnitude suffix says the number word ("$5B" is "$5 billion", "40K" "40
+# thousand"); "512 B" (bytes) and lower-case m, b, t (metres, bytes, tonnes) are not one.
+_ABBREVIATED = re.compile(r"(?<![A-Za-z])\d+(?:[.,]\d+)*(?:(K|k|M|B|T)|\s?(mn|bn|tn))(?![A-Za-z])")
+_MAGNITUDE = {
+    "k": "1000",
+    "m": "1e6",
+    "mn": "1e6",
+    "b": "1e9",
+    "bn": "1e9",
+    "t": "1e12",
+    "tn": "1e12",
+}
 
 
 def _forms(counter: Counter[str]) -> str:
@@ -117,19 +129,28 @@ def _opposite_problems(category: Category, block: str, reply: str) -> list[str]:
         if before == after:
             return []
 
-        def counts(side: tuple[str, bool]) -> tuple[int, int]:
+        def counts(side: tuple[str, bool], other: tuple[str, bool]) -> tuple[int, int]:
+            del other  # whole words: one cannot stand inside another
             return _side_count(before, side), _side_count(after, side)
 
     else:  # CJK: every occurrence of the form, also inside a longer word (見やすい, 見づらい)
         blanked_block, blanked_reply = category.blank(block), category.blank(reply)
 
-        def counts(side: tuple[str, bool]) -> tuple[int, int]:
-            return blanked_block.count(side[0]), blanked_reply.count(side[0])
+        def counts(side: tuple[str, bool], other: tuple[str, bool]) -> tuple[int, int]:
+            # a side written inside the other (メリット in デメリット, 中心化 in 去中心化)
+            # counts only where it stands alone
+            stem, longer = side[0], other[0]
+            inside = stem != longer and stem in longer
+
+            def n(text: str) -> int:
+                return text.count(stem) - (text.count(longer) * longer.count(stem) if inside else 0)
+
+            return n(blanked_block), n(blanked_reply)
 
     reasons: list[str] = []
     low = block.lower()
     for side_a, side_b, a, b in category.pairs:
-        (a_before, a_after), (b_before, b_after) = counts(side_a), counts(side_b)
+        (a_before, a_after), (b_before, b_after) = counts(side_a, side_b), counts(side_b, side_a)
         a_diff, b_diff = a_after - a_before, b_after - b_before
         if not (a_diff or b_diff) or f"not {a}" in low or f"not {b}" in low:
             continue  # unchanged; or "not valid" -> "invalid", the negation check's
@@ -141,8 +162,17 @@ def _opposite_problems(category: Category, block: str, reply: str) -> list[str]:
     return reasons[:1]
 
 
+def _magnitudes(text: str) -> Counter[str]:
+    """The number words said by suffixes: ``$5B`` -> ``{"1e9": 1}``."""
+    return Counter(
+        _MAGNITUDE[m.group(m.lastindex or 0).lower()] for m in _ABBREVIATED.finditer(text)
+    )
+
+
 def _value_problem(category: Category, block: str, reply: str) -> str | None:
     before, after = category.found(block), category.found(reply)
+    if category.name == "number word" and category.kind == "values":
+        before, after = before + _magnitudes(block), after + _magnitudes(reply)
     if before.keys() == after.keys():
         return None  # a date or number word said once more (or once less) is the same fact
     group = "date" if category.name in _DATE_CATEGORIES else category.name

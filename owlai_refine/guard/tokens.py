@@ -76,6 +76,10 @@ _UNITS = (
 _NUMBER = re.compile(
     rf"(?<![\d.,])(?P<cur>[$€£¥₩]\s?)?(?P<num>\d+(?:[.,]\d+)*)(?:\s?(?P<unit>{_UNITS})(?![A-Za-z]))?"
 )
+_SAME_UNIT = {
+    "X": "x", "\u00d7": "x", "percent": "%", "thousand": "K", "million": "M", "billion": "B",
+    "bn": "B", "trillion": "T",
+}  # fmt: skip
 _LATIN_WORD = re.compile(r"(?<![A-Za-z0-9])[A-Za-z][A-Za-z0-9]*")
 _THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 
@@ -144,8 +148,8 @@ def _number_key(m: re.Match[str]) -> str:
         num = num.replace(",", "")
     cur = (m.group("cur") or "").strip()
     unit = m.group("unit") or ""
-    if unit in ("X", "\u00d7"):
-        unit = "x"  # "8X", "8x" and "8\u00d7" are one multiplier
+    # one unit, however written: "8X" = "8x" = "8\u00d7", "$5B" = "$5 billion", "30 percent" = "30%"
+    unit = _SAME_UNIT.get(unit, unit)
     return unicodedata.normalize("NFKC", f"{cur}{num}{unit}")
 
 

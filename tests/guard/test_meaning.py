@@ -108,3 +108,20 @@ def test_the_issue_examples(block: str, reply: str, group: str | None) -> None:
         assert verdict.text is not None, verdict.reasons
     else:
         assert any(reason_group(r).startswith(group) for r in verdict.reasons), verdict.reasons
+
+
+@pytest.mark.parametrize(
+    ("block", "reply", "changed"),
+    [
+        # an abbreviation that may name two units is the same unit as either, spelled out
+        ("Each record header takes 512 B on disk.", "Each record header takes 512 bytes.", False),
+        ("The cable run between racks is 5 m long.", "The cable run is 5 metres long.", False),
+        ("The model has 7 B weights.", "The model has 7 billion weights.", False),
+        # and not the same as a unit it cannot name
+        ("The die is 5 mm across.", "The die is 5 cm across.", True),
+        ("Each record header takes 512 B on disk.", "Each record header takes 512 bits.", True),
+    ],
+)
+def test_an_ambiguous_unit_is_any_unit_it_may_name(block: str, reply: str, changed: bool) -> None:
+    reasons = meaning_problems(block, reply, "latin")
+    assert any(r.startswith("changed unit") for r in reasons) is changed, reasons
