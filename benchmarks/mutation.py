@@ -78,6 +78,7 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
         [
             "tests/test_cli.py",
             "tests/test_cli_flags.py",
+            "tests/test_cli_help.py",
             "tests/test_cli_terminal.py",
             "tests/test_files.py",
             "tests/test_faults.py",

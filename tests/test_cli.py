@@ -3,6 +3,7 @@ leaks. Model calls go to a real HTTP server on loopback (tests/support/fake_open
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -14,6 +15,9 @@ import pytest
 
 from owlai_refine import __version__
 from owlai_refine.cli import Exit, main, split_command
+from owlai_refine.cli.preflight import check_servers
+from owlai_refine.config import RetryPolicy
+from owlai_refine.refiner import refine
 from tests.support.fake_openai import FakeOpenAI, Fault
 
 REPO = Path(__file__).resolve().parents[1]
@@ -297,3 +301,161 @@ def test_the_command_word_runs_the_command(tmp_path: Path) -> None:
     assert split_command(["--", "stats"]) == (None, ["--", "stats"])
     assert split_command(["./stats"]) == (None, ["./stats"])
     assert main(["stats", str(log)]) == Exit.INPUT  # a ledger with no refine.call line
+
+
+# In the test process (what a person sees when refine refuses, and what the ledger carries).
+
+
+@pytest.mark.parametrize(
+    ("setup", "code", "message"),
+    [
+        (
+            (lambda d: (d / "r.md").mkdir(), []),
+            Exit.INPUT,
+            "{r}: is a directory, not a Markdown file",
+        ),
+        (
+            (lambda d: (d / "r.md").write_text("12345"), ["--max-bytes", "4"]),
+            Exit.INPUT,
+            "{r}: 5 bytes is over the 4-byte limit (raise it with --max-bytes)",
+        ),
+        (
+            (lambda d: (d / "r.md").write_text(TEXT), ["--in-place", "-o", "out.md"]),
+            Exit.CONFIG,
+            "--in-place replaces REPORT itself: leave out -o",
+        ),
+    ],
+    ids=["directory", "too-large", "in-place-and-o"],
+)
+def test_a_refusal_is_one_line_saying_what_to_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], setup: Any, code: Exit, message: str
+) -> None:
+    make, flags = setup
+    make(tmp_path)
+    report = tmp_path / "r.md"
+    assert main([str(report), *flags]) == code
+    assert capsys.readouterr().err.splitlines() == [f"refine: {message.format(r=report)}"]
+    assert [p.name for p in tmp_path.iterdir()] == ["r.md"]  # nothing written beside it
+
+
+def test_an_error_with_a_log_file_is_one_line_on_stderr_and_a_line_in_the_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = write(tmp_path, "r.md", TEXT)
+    log = tmp_path / "log.jsonl"
+    assert main([str(report), "--log-file", str(log), "--concurrency", "0"]) == Exit.CONFIG
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("refine: concurrency: ")
+    (event,) = [json.loads(x) for x in log.read_text().splitlines()]
+    assert event["event"] == "refine.error" and event["level"] == "error"
+    assert f"refine: {event['error']}" == line
+    assert event["kind"] == "ConfigError" and event["exit"] == Exit.CONFIG
+
+
+def test_ctrl_c_while_the_report_is_read_is_one_line_and_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    class Keyboard:  # ``refine -`` waiting on a terminal's stdin when Ctrl-C comes
+        class buffer:  # stands in for ``sys.stdin.buffer``
+            @staticmethod
+            def read(n: int = -1) -> bytes:
+                raise KeyboardInterrupt
+
+    monkeypatch.setattr(sys, "stdin", Keyboard)
+    assert main(["-"]) == Exit.INTERRUPTED
+    assert capsys.readouterr().err.splitlines() == ["refine: interrupted; no output was written"]
+
+
+def test_a_bug_is_one_line_asking_for_a_report_and_the_traceback_goes_to_the_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ValueError("planted")
+
+    monkeypatch.setattr("owlai_refine.cli.print_plan", broken)
+    report = write(tmp_path, "r.md", TEXT)
+    log = tmp_path / "log.jsonl"
+    assert main([str(report), "--dry-run", "--log-file", str(log)]) == Exit.BUG
+    assert capsys.readouterr().err.splitlines() == [
+        "refine: internal error: ValueError: planted (please report this)"
+    ]
+    (event,) = [json.loads(x) for x in log.read_text().splitlines()]
+    assert event["event"] == "refine.internal_error" and "planted" in json.dumps(event["exception"])
+
+
+def test_stdout_closed_early_is_exit_4_with_nothing_more_to_say(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``refine r.md | head -1``: the reader has gone; no traceback, no message, and stdout is
+    pointed at /dev/null so that Python's own flush at exit cannot complain either."""
+    report = write(tmp_path, "r.md", "# Only a heading\n")  # nothing to send: no server needed
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    stdout = open(write_end, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+    monkeypatch.setattr(sys, "stdout", stdout)
+    try:
+        assert main([str(report)]) == Exit.OUTPUT
+        stdout.write("more")
+        stdout.flush()  # would raise BrokenPipeError had stdout not been redirected
+    finally:
+        stdout.close()
+    err = capsys.readouterr().err.splitlines()
+    assert [line for line in err if not line.startswith("{")] == []  # the JSON log only
+
+
+@pytest.mark.parametrize(
+    ("name", "report_id"),
+    [
+        ("inference-market.md", "inference-market"),
+        (
+            "a-very-long-report-name-about-the-inference-market-2026.md",
+            "a-very-long-report-name-about-the-infere",
+        ),
+        ("-", "stdin"),
+    ],
+)
+def test_every_ledger_line_carries_the_reports_name_as_report_id(
+    tmp_path: Path,
+    server: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    report_id: str,
+) -> None:
+    if name == "-":
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(TEXT.encode())))
+    else:
+        write(tmp_path, name, TEXT)
+    log = tmp_path / "log.jsonl"
+    args = ["--base-url", server.base_url, "-o", str(tmp_path / "out.md"), "--log-file", str(log)]
+    monkeypatch.chdir(tmp_path)
+    assert main([name, *args]) == Exit.OK
+    events = [json.loads(x) for x in log.read_text().splitlines()]
+    assert len(events) == 5 and {e["report_id"] for e in events} == {report_id}
+
+
+def test_a_server_gone_after_the_check_gets_nothing_written_and_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README: "If the server goes away after the check and not one request reaches it,
+    nothing is written and the exit is 2" (a report with every block failed is not written)."""
+    report = write(tmp_path, "r.md", TEXT)
+    out = tmp_path / "out.md"
+    with FakeOpenAI(reply=polish) as s:
+
+        async def check_then_stop(*args: Any) -> None:
+            await check_servers(*args)
+            s.stop()
+
+        def refine_without_waits(source: str, config: Any, **kwargs: Any) -> Any:
+            no_wait = config.model_copy(update={"retry": RetryPolicy(wait_scale=0)})
+            return refine(source, no_wait, **kwargs)
+
+        monkeypatch.setattr("owlai_refine.cli.check_servers", check_then_stop)
+        monkeypatch.setattr("owlai_refine.cli.refine", refine_without_waits)
+        args = [str(report), "-o", str(out), "--base-url", s.base_url, "--model", "fake-model"]
+        code = main(args)
+    assert code == Exit.CONFIG
+    (line,) = capsys.readouterr().err.splitlines()[-1:]
+    assert line.startswith(f"refine: no request reached {s.base_url} (")
+    assert line.endswith("; nothing was written")
+    assert not out.exists()

@@ -285,3 +285,39 @@ def test_help_shows_the_defaults() -> None:
         "~/.local/state/owlai-refine/ledger.jsonl",
     ):
         assert default in text, default
+
+
+def test_in_place_at_a_terminal_in_process(
+    tmp_path: Path,
+    server: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The same run as a person sees it, in this process: the progress line is labelled with
+    the report's name, the summary names the backup, and nothing of it reaches stdout."""
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    monkeypatch.setenv("COLUMNS", "160")
+    report = write(tmp_path, "r.md", TEXT)
+    assert main([str(report), "--in-place", "--base-url", server.base_url]) == Exit.OK
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = plain(captured.err).splitlines()
+    assert not any('"event"' in line for line in lines)  # the JSON log went to the ledger
+    progress = [line for line in lines if "in flight" in line]
+    assert progress and all(line.startswith("r.md ") for line in progress)
+    backup = tmp_path / "r.md.~1~"
+    assert f"  wrote {report} (the replaced text is kept as {backup})" in lines
+    assert backup.read_bytes() == TEXT.encode()
+    ledger = tmp_path / "state" / "owlai-refine" / "ledger.jsonl"
+    assert "refine.done" in ledger.read_text()
+
+
+def test_a_dry_run_at_a_terminal_prints_the_plan_and_opens_no_ledger(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    report = write(tmp_path, "r.md", TEXT)
+    assert main([str(report), "--dry-run"]) == Exit.OK
+    captured = capsys.readouterr()
+    assert "The team says the plan works [1]." in captured.out and captured.err == ""
+    assert not (tmp_path / "state").exists()  # a dry run writes nothing, not even the ledger

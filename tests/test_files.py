@@ -253,3 +253,25 @@ def test_read_report_is_byte_exact_and_names_bad_input(tmp_path: Path) -> None:
     assert files.read_report(str(path), max_bytes=5) == "12345"
     with pytest.raises(Exception, match="5 bytes is over the 4-byte limit"):
         files.read_report(str(path), max_bytes=4)
+
+
+def test_a_backup_another_process_made_meanwhile_is_never_overwritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two ``--in-place`` runs at once: the other one takes ``out.md.~1~`` between our choice
+    of that name and our creating it. Ours goes to ``~2~``; theirs is kept as it is."""
+    target = tmp_path / "out.md"
+    target.write_bytes(OLD)
+    real_next = files.next_backup
+
+    def raced(path: str) -> Path:
+        name = real_next(path)
+        if name.name == "out.md.~1~":
+            name.write_bytes(b"the other run's backup")
+        return name
+
+    monkeypatch.setattr(files, "next_backup", raced)
+    assert files.write_atomic(str(target), NEW, backup=True) == tmp_path / "out.md.~2~"
+    assert (tmp_path / "out.md.~1~").read_bytes() == b"the other run's backup"
+    assert (tmp_path / "out.md.~2~").read_bytes() == OLD
+    assert target.read_bytes() == NEW.encode()

