@@ -24,8 +24,9 @@ Pure code, no IO. :func:`check_reply` takes a block and the model's reply text a
     or quantity word added or removed and no opposite flipped (per-language word tables in
     ``guard/lexicon``), no month, time word or number word changed, no number swapped or given
     another unit, no name replaced, no clause dropped or invented (an alignment of block and
-    reply); judged only on a single paragraph in the block's language, after normalising
-    widths, CJK-Latin spacing and contractions.
+    reply), no English verb moved to another tense, the block's final full stop, question mark
+    or colon and the quotation marks around a term kept; judged only on a single paragraph in
+    the block's language, after normalising widths, CJK-Latin spacing and contractions.
 
 Every failing check adds its reasons (all checks run, so a log line says everything that is wrong).
 Reason strings start with a fixed group name, for grouping logs (:func:`reason_group`):
@@ -51,6 +52,9 @@ Reason strings start with a fixed group name, for grouping logs (:func:`reason_g
 - ``changed name Netherlands -> Siemens``, ``lost name X``, ``added name Y``.
 - ``lost clause "..."``, ``added clause "..."``.
 - ``moved citation [3]``, ``moved link <url>``: a marker now by other words.
+- ``changed tense "slashes" -> "slashed"`` (regular verbs; ``changed polarity tense: "is" ->
+  "was"`` for the table's irregular ones).
+- ``lost ending "."``, ``changed ending ":" -> "."``, ``lost quotes "<term>"``.
 - ``and N more``: the last of :data:`MAX_REASONS` reasons, when there were more.
 
 :func:`watchdog_for` gives the streaming check: an incremental :class:`RepetitionDetector`
@@ -171,13 +175,16 @@ def check_reply(block: Block, reply: str, config: GuardConfig) -> Verdict:
 
 def _deduplicated(reasons: list[str]) -> list[str]:
     """``reasons`` in order without repeats, without a ``lost name X`` that a ``changed name X
-    -> Y`` already says (the token and meaning checks both watch names), and with one
-    ``repetition`` reason at most."""
+    -> Y`` already says (the token and meaning checks both watch names), without a ``lost
+    ending`` that a ``cut off`` already says, and with one ``repetition`` reason at most."""
     changed = {r.split(" ")[2] for r in reasons if r.startswith("changed name ")}
+    cut = any(r.startswith("cut off") for r in reasons)
     out: list[str] = []
     for r in reasons:
         if r in out or (r.startswith("lost name ") and r.split(" ", 2)[2] in changed):
             continue
+        if cut and r.startswith("lost ending"):
+            continue  # a reply cut off mid-sentence lost its ending: one fault, said once
         if r.startswith("repetition:") and any(o.startswith("repetition:") for o in out):
             continue  # one loop, seen by the repetition check and by the short-phrase echo
         out.append(r)

@@ -39,6 +39,8 @@ from owlai_refine.guard.clauses import clause_problems, echoed_phrase
 from owlai_refine.guard.facts import name_problems, number_problems
 from owlai_refine.guard.lexicon import Category, tables_for
 from owlai_refine.guard.normalise import normalise
+from owlai_refine.guard.punctuation import punctuation_problems
+from owlai_refine.guard.tense import tense_problem
 from owlai_refine.markers import CITATION, FOOTNOTE_REF
 
 __all__ = ["meaning_problems", "polarity_problems"]
@@ -233,6 +235,8 @@ def meaning_problems(block_text: str, reply_text: str, label: str) -> list[str]:
     if block == reply:
         return []
     reasons = polarity_problems(block, reply, label)
+    if tense := tense_problem(block, reply):
+        reasons.append(tense)
     reasons += number_problems(block, reply, label)
     block_source, reply_source = normalise(block_text), normalise(reply_text)
     reasons += name_problems(block, reply, label, block_source, reply_source)
@@ -241,4 +245,5 @@ def meaning_problems(block_text: str, reply_text: str, label: str) -> list[str]:
         reasons.append(echo)
     if not any(r.startswith("lost clause") for r in reasons):  # else its markers went too
         reasons += moved_markers(block_text, reply_text)
+    reasons += punctuation_problems(block, reply)
     return reasons

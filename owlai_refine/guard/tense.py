@@ -1,0 +1,103 @@
+"""Tense: an English claim moved in time ("slashes" -> "slashed", "leads" -> "led").
+
+Pure code, no IO. The verbs whose past is never a participle (``is``/``was``, ``grows``/``grew``)
+are the word table's ``tense`` pairs (``lexicon/en.toml``); this reads the rest: a present in
+``-s`` the reply lost and the past of the same verb it gained, or the other way round, for
+regular verbs (``slashes``/``slashed``, ``stops``/``stopped``, ``relies``/``relied``) and for
+irregular ones whose past is also their participle (``leads``/``led``, ``makes``/``made``).
+
+Only a finite past counts: after a form of *be*, *have* or *get* ("is used", "has slashed"),
+after an article, a possessive or a preposition ("the proposed method") or before ``by`` and a
+word ("the method proposed by", not "increased by 30") the word is a participle, and a change of
+voice or construction is a faithful edit. Only a present in ``-s`` that is no noun counts (not
+after an article, a possessive or a preposition: "the results", "an increase").
+``changed tense "slashes" -> "slashed"``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+__all__ = ["tense_problem"]
+
+_WORD = re.compile(r"[A-Za-z]+|\d+")
+_NOT_A_VERB_AFTER = frozenset(
+    ("the", "a", "an", "this", "that", "these", "those", "its", "their", "our", "his", "her",
+     "my", "your", "of", "in", "on", "for", "with", "to", "from", "at", "into", "per", "by", "as")
+)  # fmt: skip
+_NOT_FINITE_AFTER = _NOT_A_VERB_AFTER | frozenset(
+    ("is", "are", "was", "were", "be", "been", "being", "has", "have", "had", "having", "get",
+     "gets", "got", "getting")
+)  # fmt: skip
+# Pasts that are also participles, each with its present in -s.
+_IRREGULAR = {
+    "led": "leads", "made": "makes", "brought": "brings", "won": "wins", "sold": "sells",
+    "held": "holds", "built": "builds", "spent": "spends", "kept": "keeps", "said": "says",
+    "found": "finds", "bought": "buys", "paid": "pays", "cut": "cuts", "set": "sets",
+    "put": "puts", "sent": "sends", "lost": "loses", "left": "leaves", "met": "meets",
+    "told": "tells", "thought": "thinks", "taught": "teaches", "caught": "catches",
+    "felt": "feels", "meant": "means", "heard": "hears", "stood": "stands",
+}  # fmt: skip
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def _finite(words: list[str], i: int) -> bool:
+    """True if ``words[i]``, a past form, stands as a finite past tense."""
+    before = words[i - 1] if i else ""
+    after = words[i + 1 : i + 3]
+    agent = len(after) == 2 and after[0] == "by" and not after[1].isdigit()  # "by 30": a measure
+    return before not in _NOT_FINITE_AFTER and not agent
+
+
+def _present_of(past: str) -> set[str]:
+    """The ``-s`` presents whose past may be ``past`` (``slashed`` -> slashes, slashs;
+    ``relied`` -> relies; ``stopped`` -> stops; ``led`` -> leads), over-generated: only words
+    of the other text are looked up."""
+    if past in _IRREGULAR:
+        return {_IRREGULAR[past]}
+    if len(past) < 5 or not past.endswith("ed"):
+        return set()
+    stems = {past[:-2], past[:-1]}  # slash-ed, use-d
+    if past[-3] == past[-4]:
+        stems.add(past[:-3])  # stopp-ed
+    out = {stem + "s" for stem in stems} | {stem + "es" for stem in stems}
+    if past.endswith("ied"):
+        out.add(past[:-3] + "ies")
+    return out
+
+
+def _tenses(text: str) -> tuple[Counter[str], Counter[str]]:
+    """``(finite pasts, -s presents that are no nouns)`` of ``text``, lower case."""
+    words = _words(text)
+    pasts: Counter[str] = Counter()
+    presents: Counter[str] = Counter()
+    for i, word in enumerate(words):
+        if _present_of(word) and _finite(words, i):
+            pasts[word] += 1
+        elif (
+            len(word) > 3
+            and word.endswith("s")
+            and (i == 0 or words[i - 1] not in _NOT_A_VERB_AFTER)
+        ):
+            presents[word] += 1
+    return pasts, presents
+
+
+def tense_problem(block: str, reply: str) -> str | None:
+    """``changed tense "X" -> "Y"`` when the reply lost an ``-s`` present of a verb and gained
+    its finite past, or the other way round; ``None`` otherwise. Both are normalised prose
+    (``meaning``)."""
+    (b_past, b_present), (r_past, r_present) = _tenses(block), _tenses(reply)
+    lost_present, gained_past = b_present - r_present, r_past - b_past
+    for past in sorted(gained_past):
+        for present in sorted(_present_of(past) & lost_present.keys()):
+            return f'changed tense "{present}" -> "{past}"'
+    lost_past, gained_present = b_past - r_past, r_present - b_present
+    for past in sorted(lost_past):
+        for present in sorted(_present_of(past) & gained_present.keys()):
+            return f'changed tense "{past}" -> "{present}"'
+    return None
