@@ -73,6 +73,7 @@ from owlai_refine.guard._md import parse_tokens
 from owlai_refine.guard.content import added_words, lost_sentences, lost_words
 from owlai_refine.guard.language import language_label, language_problem
 from owlai_refine.guard.meaning import meaning_problems
+from owlai_refine.guard.normalise import digit_numbers, numbers_as_digits
 from owlai_refine.guard.repetition import RepetitionDetector, repetition_problem
 from owlai_refine.guard.structure import structure_problems
 from owlai_refine.guard.tokens import compare_tokens, protected_tokens
@@ -208,15 +209,19 @@ def problems(block_text: str, text: str, config: GuardConfig) -> list[str]:
         if problem:
             reasons.append(problem)
     if language is None:  # words can only be matched within one language
-        reasons += lost_sentences(block_text, text)
+        # "Forty-seven percent" for "47%" brings in no new words
+        block_words = numbers_as_digits(block_text, digit_numbers(text))
+        reply_words = numbers_as_digits(text, digit_numbers(block_text))
+        reasons += lost_sentences(block_words, reply_words)
         if not any(r.startswith("lost sentence") for r in reasons) and (
-            lost := lost_words(block_text, text)
+            lost := lost_words(block_words, reply_words)
         ):
             reasons.append(lost)
-        if added := added_words(block_text, text):
+        if added := added_words(block_words, reply_words):
             reasons.append(added)
     reasons += compare_tokens(
-        protected_tokens(block_text, block_parse[0]), protected_tokens(text, reply_parse[0])
+        protected_tokens(block_text, block_parse[0], spelled=digit_numbers(text)),
+        protected_tokens(text, reply_parse[0], spelled=digit_numbers(block_text)),
     )
     if language is None and not structural:  # meaning is judged within one paragraph
         reasons += meaning_problems(block_text, text, language_label(block_text))

@@ -38,7 +38,7 @@ from owlai_refine.guard.anchors import moved_markers
 from owlai_refine.guard.clauses import clause_problems, echoed_phrase
 from owlai_refine.guard.facts import name_problems, number_problems
 from owlai_refine.guard.lexicon import Category, tables_for
-from owlai_refine.guard.normalise import normalise
+from owlai_refine.guard.normalise import digit_numbers, normalise, numbers_as_digits
 from owlai_refine.guard.punctuation import punctuation_problems
 from owlai_refine.guard.tense import tense_problem
 from owlai_refine.markers import CITATION, FOOTNOTE_REF
@@ -232,6 +232,10 @@ def meaning_problems(block_text: str, reply_text: str, label: str) -> list[str]:
     polarity, dates and number words, numbers in context, names, clauses, in that order. Both
     are Markdown source; code, URLs and math are left out (the token check guards them)."""
     block, reply = normalise(_unmarked(block_text)), normalise(_unmarked(reply_text))
+    block, reply = (
+        numbers_as_digits(block, digit_numbers(reply)),
+        numbers_as_digits(reply, digit_numbers(block)),
+    )
     if block == reply:
         return []
     reasons = polarity_problems(block, reply, label)

@@ -12,7 +12,9 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["CJK", "CJK_STOP", "HANGUL", "HANGUL_STOP", "normalise"]
+__all__ = [
+    "CJK", "CJK_STOP", "HANGUL", "HANGUL_STOP", "digit_numbers", "normalise", "numbers_as_digits",
+]  # fmt: skip
 
 CJK = (
     r"\u3005\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7a3"
@@ -65,3 +67,62 @@ def _space(text: str, at: int) -> str:
     if _CJK_OR_PUNCT.match(before) or _CJK_OR_PUNCT.match(after):
         return ""
     return " "
+
+
+_UNITS_WORDS = ["two", "three", "four", "five", "six", "seven", "eight", "nine"]
+_TEENS = [
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+]
+_TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+_VALUE = {
+    **{w: i + 2 for i, w in enumerate(_UNITS_WORDS)},
+    **{w: i + 10 for i, w in enumerate(_TEENS)},
+    **{w: 10 * (i + 2) for i, w in enumerate(_TENS)},
+    "one": 1,
+}
+_SPELLED = re.compile(
+    rf"(?<![\w-])(?:(?P<tens>{'|'.join(_TENS)})(?:[- ](?P<unit>one|{'|'.join(_UNITS_WORDS)}))?"
+    rf"|(?P<small>{'|'.join(_TEENS + _UNITS_WORDS)}))(?![\w-])",
+    re.IGNORECASE,
+)
+_PERCENT = re.compile(r"(?<=\d) ?(?:percent|per cent)\b", re.IGNORECASE)
+_SMALL_NUMBER = re.compile(r"(?<![\d.,])\d{1,2}(?![\d]|[.,]\d)")
+
+
+def _value(m: re.Match[str]) -> int:
+    if m.group("small"):
+        return _VALUE[m.group("small").lower()]
+    unit = m.group("unit")
+    return _VALUE[m.group("tens").lower()] + (_VALUE[unit.lower()] if unit else 0)
+
+
+def digit_numbers(text: str) -> frozenset[int]:
+    """The whole numbers below 100 that ``text`` writes in digits (``47%``, ``2 seconds``)."""
+    return frozenset(int(n) for n in _SMALL_NUMBER.findall(text))
+
+
+def numbers_as_digits(text: str, written: frozenset[int]) -> str:
+    """``text`` with each English cardinal from two to ninety-nine written in words made digits
+    where the other text writes that number in digits (``written``: :func:`digit_numbers` of
+    it): ``Forty-seven percent`` against ``47%``, ``under two seconds`` against ``under 2
+    seconds``; and ``N percent`` as ``N%``. Spelling a number out, or the reverse, is a style
+    guide's choice, not a change of fact; a number both texts spell stays a word (the
+    number-word check reads it), as do "one" (also a pronoun) and a word joined by a hyphen to
+    what follows (``four-fold``, ``three-year``)."""
+
+    def digits(m: re.Match[str]) -> str:
+        value = _value(m)
+        return str(value) if value in written else m.group()
+
+    if written:
+        text = _SPELLED.sub(digits, text)
+    return _PERCENT.sub("%", text)

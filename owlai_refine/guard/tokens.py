@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from markdown_it.token import Token
 
 from owlai_refine.guard._md import parse_tokens
+from owlai_refine.guard.normalise import numbers_as_digits
 from owlai_refine.markers import BARE_URL, CITATION, FOOTNOTE_REF
 
 __all__ = ["ProtectedTokens", "compare_tokens", "protected_tokens"]
@@ -153,7 +154,7 @@ def _number_key(m: re.Match[str]) -> str:
     return unicodedata.normalize("NFKC", f"{cur}{num}{unit}")
 
 
-def _scan_text(run: str, out: ProtectedTokens) -> None:
+def _scan_text(run: str, out: ProtectedTokens, spelled: frozenset[int] = frozenset()) -> None:
     """Add the regex-found tokens of a plain-text run (escapes in their source form)."""
 
     def cut(pattern: re.Pattern[str], text: str, take: Callable[[re.Match[str]], None]) -> str:
@@ -198,6 +199,7 @@ def _scan_text(run: str, out: ProtectedTokens) -> None:
     run = cut(FOOTNOTE_REF, run, footnote)
     run = cut(_ALERT, run, alert)
     run = run.replace("\\", " ")  # what is left of escapes (``\$``) must not join numbers
+    run = numbers_as_digits(run, spelled)  # "forty-seven percent" may be the number 47%
     run = cut(_NUMBER, run, lambda m: out.add("number", _number_key(m), m.group().strip()))
     for m in _LATIN_WORD.finditer(run):  # numbers and their units are gone: GiB is no name
         word = m.group()
@@ -227,14 +229,16 @@ def _add_token(tok: Token, out: ProtectedTokens) -> None:
         out.add("footnote", label, label)
 
 
-def _scan_inline(children: Sequence[Token], out: ProtectedTokens) -> None:
+def _scan_inline(
+    children: Sequence[Token], out: ProtectedTokens, spelled: frozenset[int] = frozenset()
+) -> None:
     run: list[str] = []
     emphasis: list[tuple[str, str, int]] = []  # open spans: (kind, markup, where its text starts)
     shown: list[str] = []  # the text of the inline content so far, for naming emphasis spans
 
     def flush() -> None:
         if run:
-            _scan_text("".join(run), out)
+            _scan_text("".join(run), out, spelled)
             run.clear()
 
     for tok in children:
@@ -259,13 +263,17 @@ def _scan_inline(children: Sequence[Token], out: ProtectedTokens) -> None:
     flush()
 
 
-def protected_tokens(text: str, tokens: Iterable[Token] | None = None) -> ProtectedTokens:
+def protected_tokens(
+    text: str, tokens: Iterable[Token] | None = None, *, spelled: frozenset[int] = frozenset()
+) -> ProtectedTokens:
     """The protected tokens of ``text`` (parsed here unless its ``tokens`` from
-    :func:`owlai_refine.guard._md.parse_tokens` are given)."""
+    :func:`owlai_refine.guard._md.parse_tokens` are given). ``spelled``: the numbers another
+    text writes in digits, which ``text`` may write in words (``normalise.numbers_as_digits``:
+    ``forty-seven percent`` is then the number ``47%``)."""
     out = ProtectedTokens()
     for tok in tokens if tokens is not None else parse_tokens(text)[0]:
         if tok.type == "inline" and tok.children:
-            _scan_inline(tok.children, out)
+            _scan_inline(tok.children, out, spelled)
     return out
 
 
