@@ -40,6 +40,7 @@ from owlai_refine.guard.facts import name_problems, number_problems
 from owlai_refine.guard.lexicon import Category, tables_for
 from owlai_refine.guard.normalise import digit_numbers, normalise, numbers_as_digits
 from owlai_refine.guard.punctuation import punctuation_problems
+from owlai_refine.guard.spelling import spelling_problem
 from owlai_refine.guard.tense import tense_problem
 from owlai_refine.markers import CITATION, FOOTNOTE_REF
 
@@ -241,6 +242,8 @@ def meaning_problems(block_text: str, reply_text: str, label: str) -> list[str]:
     reasons = polarity_problems(block, reply, label)
     if tense := tense_problem(block, reply):
         reasons.append(tense)
+    if typo := spelling_problem(block, reply):
+        reasons.append(typo)
     reasons += number_problems(block, reply, label)
     block_source, reply_source = normalise(block_text), normalise(reply_text)
     reasons += name_problems(block, reply, label, block_source, reply_source)
