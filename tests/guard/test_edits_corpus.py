@@ -20,9 +20,11 @@ from tests.support.reports import SHARED
 
 ROWS = load_rows()
 GOOD_FLOOR = 0.97
-"""Good replies accepted, in each language (measured: 98.7% to 100%)."""
-BAD_FLOOR = 0.93
-"""Bad replies caught, all classes but the known limits (measured: 95.2%)."""
+"""Good replies accepted, in each language (measured: 98.4% to 100%)."""
+BAD_FLOOR = 0.90
+"""Bad replies caught in each language, all classes but the known limits (measured: 91.3% to
+95.4%; the second held-out set's typos in Chinese, Japanese and Korean, which need a dictionary,
+are most of what is missed)."""
 
 
 @pytest.fixture(scope="module")
