@@ -20,6 +20,21 @@ def test_a_list_item_in_a_quote_keeps_the_quote_marker_on_new_lines() -> None:
 
 
 @pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("> A one-line quote.\n", "> a\n> b\n"),
+        ("> - a quoted item\n", "> - a\n>   b\n"),
+        ("- x\n\n  > a quote in an item\n", "- x\n\n  > a\n  > b\n"),
+    ],
+)
+def test_a_one_line_quote_keeps_its_marker_on_new_lines(source: str, expected: str) -> None:
+    """Rewritten onto two lines, the new line is still written inside the quote (not left as a
+    lazy continuation line)."""
+    doc = parse(source)
+    assert splice(doc, {len(doc.blocks) - 1: "a\nb"}) == expected
+
+
+@pytest.mark.parametrize(
     ("source", "new", "expected"),
     [
         ("-\n  foo bar\n", "a\nb", "-\n  a\n  b\n"),

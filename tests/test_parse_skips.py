@@ -21,6 +21,7 @@ from owlai_refine.parser import parse
         "WWW.EXAMPLE.COM",
         "[Reuters](https://www.reuters.com/x) [1]",
         "`ML-KEM` $x^2$ <br>",
+        "[the docs at <https://b.org> here](https://b.org/docs)",  # an autolink inside a link
     ],
 )
 def test_a_paragraph_of_markers_only_is_not_sent(paragraph: str) -> None:
@@ -35,6 +36,7 @@ def test_a_paragraph_of_markers_only_is_not_sent(paragraph: str) -> None:
         "\u30104\u2020source\u3011 says so",
         "Prices at https://example.com/a rose.",
         "\u4ef7\u683c [1]",
+        "[<https://b.org>](https://b.org) is the project's home page.",
     ],
 )
 def test_a_paragraph_with_prose_is_sent(paragraph: str) -> None:

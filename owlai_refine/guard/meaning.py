@@ -237,8 +237,8 @@ def meaning_problems(block_text: str, reply_text: str, label: str) -> list[str]:
         numbers_as_digits(block, digit_numbers(reply)),
         numbers_as_digits(reply, digit_numbers(block)),
     )
-    if block == reply:
-        return []
+    if block == reply:  # the same words: only the markers may have moved (citations traded)
+        return moved_markers(block_text, reply_text)
     reasons = polarity_problems(block, reply, label)
     if tense := tense_problem(block, reply):
         reasons.append(tense)

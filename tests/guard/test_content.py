@@ -89,3 +89,9 @@ def test_dollar_math_is_still_not_prose() -> None:
     assert prose("Area $x^2$ grows; it costs $5 and $6.").split() == [
         "Area", "grows;", "it", "costs", "$5", "and", "$6."
     ]  # fmt: skip
+
+
+def test_a_bare_url_leaves_no_word_in_the_prose() -> None:
+    # nothing of the address is read as a word; the sentence's own closing marks stay
+    text = "Docs: https://example.org/guide/install (see https://x.org/a].)"
+    assert prose(text).split() == ["Docs:", "(see", "].)"]

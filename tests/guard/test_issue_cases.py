@@ -48,7 +48,11 @@ def test_fence_preamble_and_bare_sentence_give_the_same_paragraph() -> None:
         f"Here is the improved paragraph:\n\n{edited}",
         edited,
     )
-    assert {check_reply(block, reply, CONFIG).text for reply in replies} == {edited}
+    assert [check_reply(block, reply, CONFIG) for reply in replies] == [
+        Verdict(edited, unwrapped=("fence",)),
+        Verdict(edited, unwrapped=("preamble",)),
+        Verdict(edited),
+    ]
 
 
 def test_escaped_footnote_changed_citation_lost_url_and_code() -> None:

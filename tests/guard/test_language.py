@@ -49,6 +49,9 @@ def test_cjk_letters_weigh_three() -> None:
         ("自然言語処理研究所の成果", "自然言語処理研究所の研究成果", None),
         ("自然言語処理研究所", "自然語言處理研究所", None),  # no Kana in either: not judged apart
         ("Cost: $0.25", "コスト: $0.25", None),  # too few letters to judge
+        ("회의는 내일 열린다.", "The meeting is tomorrow.", "language ko -> latin"),  # 8: judged
+        # Latin kept at exactly half its share: the margin is "less than half"
+        ("Moscow is huge.", "Москва is huge.", None),
     ],
 )
 def test_language_problem(block: str, reply: str, reason: str | None) -> None:

@@ -125,3 +125,43 @@ def test_the_issue_examples(block: str, reply: str, group: str | None) -> None:
 def test_an_ambiguous_unit_is_any_unit_it_may_name(block: str, reply: str, changed: bool) -> None:
     reasons = meaning_problems(block, reply, "latin")
     assert any(r.startswith("changed unit") for r in reasons) is changed, reasons
+
+
+@pytest.mark.parametrize(
+    ("block", "reply", "reasons"),
+    [
+        (  # a Katakana name, named both ways
+            "エヌビディアの新しいGPUは消費電力が大きい。",
+            "インテルの新しいGPUは消費電力が大きい。",
+            ("changed name エヌビディア -> インテル",),
+        ),
+        (  # each modal lost, counted
+            "The new policy may cut costs and may shorten waiting times.",
+            "The new policy will cut costs and shorten waiting times.",
+            ('changed polarity hedge: "may" x2 -> \u2205',),
+        ),
+        (  # of two equal numbers, the one whose unit changed
+            "The cache uses 16 GB of memory and 16 MB of disk.",
+            "The cache uses 16 GB of memory and 16 TB of disk.",
+            ("changed number 16 MB -> 16 TB", "changed unit 16 MB -> 16 TB"),
+        ),
+        (  # two links that traded destinations: the moved one by its URL
+            "Prices fell sharply in Europe ([Reuters](https://www.reuters.com/markets/europe))."
+            " Demand stayed strong across Asian markets ([Nikkei](https://asia.nikkei.com/m)).",
+            "Prices fell sharply in Europe ([Reuters](https://asia.nikkei.com/m))."
+            " Demand stayed strong across Asian markets"
+            " ([Nikkei](https://www.reuters.com/markets/europe)).",
+            ("moved link https://www.reuters.com/markets/europe",),
+        ),
+        (  # the token check's "lost name DLSS" is said once, by the meaning check's reason
+            "NVIDIA's DLSS raises frame rates in most new games.",
+            "NVIDIA's FSR raises frame rates in most new games.",
+            ("changed name DLSS -> FSR",),
+        ),
+    ],
+    ids=["katakana", "modal-count", "unit-of-which", "link-url", "name-once"],
+)
+def test_a_reason_names_what_changed(block: str, reply: str, reasons: tuple[str, ...]) -> None:
+    """The log line says what changed, in the words of the texts, once."""
+    verdict = check_reply(block_for(block, "paragraph"), reply, GuardConfig())
+    assert verdict.reasons == reasons

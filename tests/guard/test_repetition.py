@@ -248,3 +248,26 @@ def test_a_run_the_block_itself_has_is_allowed() -> None:
     text = "We said go west, go west, go west, and they went."
     assert repetition_problem(text, text.replace("went", "left"), 3, 8) is None
     assert watchdog_for(_block(text), CONFIG)(text + " ") is None
+
+
+def test_a_short_loop_after_a_long_cjk_run_is_caught() -> None:
+    """Three words said three times in a row, after some 50 Han characters (half a word's
+    weight each): the loop's own words weigh as words."""
+    block = (
+        "该模型在多个基准测试中表现优异\uff0c尤其是在长文本理解和多轮对话任务上\uff0c"
+        "研究团队认为其核心优势来自混合专家架构的设计。"
+    )
+    loop = "Mixture of Experts, Mixture of Experts, Mixture of Experts"
+    reply = block[:-1] + f"\uff0c即 {loop} 架构。"
+    assert repetition_problem(block, reply, 3, 8) == (
+        'repetition: phrase x3 in a row "mixture of experts"'
+    )
+
+
+def test_a_short_loop_is_named_not_a_phrase_the_block_repeats() -> None:
+    platforms = "is supported on Linux, macOS and Windows by default."
+    block = f"Tool A {platforms} Tool B {platforms} Tool C {platforms}"
+    reply = block[:-1] + " on all platforms, on all platforms, on all platforms."
+    assert repetition_problem(block, reply, 3, 8) == (
+        'repetition: phrase x3 in a row "on all platforms"'
+    )
