@@ -89,7 +89,9 @@ def _folded(category: Category, block: str, reply: str, lost: int) -> bool:
     the words after them are gone as often ("can be specified in A or can be specified in B"
     -> "can be specified in A or in B": ``can`` and ``be specified`` both lost once). An edit
     that folds a repeated phrase keeps its meaning; one that removes a modal alone keeps the
-    words after it."""
+    words after it. A modal shared by two verbs is folded too ("may lower A and may reduce B" ->
+    "may lower A and reduce B"); a verb that stays said without it ("and reduces B", "and will
+    reduce B") is not."""
     followers: Counter[str] = Counter()
     for m in _ANY_WORD.finditer(block):
         if not category.has(m.group()):
@@ -98,12 +100,14 @@ def _folded(category: Category, block: str, reply: str, lost: int) -> bool:
         if nxt is None:
             return False
         followers[nxt.group(1).lower()] += 1
-    low_reply = reply.lower()
+    low_block, low_reply = block.lower(), reply.lower()
     gone = 0
     for word, n in followers.items():
-        still = len(re.findall(rf"(?<![a-z]){re.escape(word)}(?![a-z])", low_reply))
-        had = len(re.findall(rf"(?<![a-z]){re.escape(word)}(?![a-z])", block.lower()))
-        gone += min(n, max(had - still, 0))
+        said = rf"(?<![a-z]){re.escape(word)}(?:s|es|d|ed)?(?![a-z])"  # "reduces" still says it
+        shared = rf"(?<![a-z])(?:and|or),?\s+{re.escape(word)}(?![a-z])"  # "may A and reduce B"
+        dropped = len(re.findall(said, low_block)) - len(re.findall(said, low_reply))
+        joined = len(re.findall(shared, low_reply)) - len(re.findall(shared, low_block))
+        gone += min(n, max(dropped, 0) + max(joined, 0))
     return gone >= lost
 
 
