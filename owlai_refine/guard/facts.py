@@ -157,9 +157,12 @@ def number_problems(block: str, reply: str, label: str) -> list[str]:
     for key in sorted(b_units.keys() & r_units.keys()):
         gained = [u for u in r_units[key] if u is not None and r_units[key][u] > b_units[key][u]]
         gone = [u for u in b_units[key] if u is not None and b_units[key][u] > r_units[key][u]]
-        # an ambiguous abbreviation is the same unit as any it may stand for (512 B, 512 bytes)
-        gone = [u for u in gone if not any(_same_unit(u, g) for g in gained)]
-        gained = [g for g in gained if not any(u and _same_unit(u, g) for u in b_units[key])]
+        # an ambiguous abbreviation is the same unit as any it may stand for (512 B, 512 bytes);
+        # a unit the block gave another occurrence of the number is still a change (12 nodes,
+        # 12 GPUs -> 12 GPUs, 12 GPUs)
+        spelled = [u for u in gone if any(_same_unit(u, g) for g in gained)]
+        gone = [u for u in gone if u not in spelled]
+        gained = [g for g in gained if not any(_same_unit(u, g) for u in spelled)]
         if gained and gone:
             changed[key] = (gone[0], gained[0])
     for key, (was, now) in changed.items():
