@@ -459,3 +459,27 @@ def test_a_server_gone_after_the_check_gets_nothing_written_and_exit_2(
     assert line.startswith(f"refine: no request reached {s.base_url} (")
     assert line.endswith("; nothing was written")
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "says"),
+    [
+        ("--priority", "high", "invalid int value: 'high'"),
+        ("--concurrency", "four", "invalid int value: 'four'"),
+        ("--max-output-tokens", "lots", "invalid int value: 'lots'"),
+        ("--presence-penalty", "none", "'none' is neither a number nor 'server'"),
+        ("--frequency-penalty", "1,5", "'1,5' is neither a number nor 'server'"),
+        ("--log-level", "INFO", "invalid choice: 'INFO'"),
+    ],
+)
+def test_a_bad_flag_value_is_refused_naming_the_flag_before_anything_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str, value: str, says: str
+) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main([str(tmp_path / "absent.md"), flag, value])
+    assert stop.value.code == 2
+    assert (
+        capsys.readouterr()
+        .err.splitlines()[-1]
+        .startswith(f"refine: error: argument {flag}: {says}")
+    )
