@@ -21,6 +21,12 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "guard"
 CASES: list[dict[str, Any]] = json.loads((FIXTURES / "meaning.json").read_text("utf-8"))
 
 
+def test_case_names_are_ascii() -> None:
+    # They are the tests' ids: pytest escapes other characters, and mutmut (benchmarks/mutation.py)
+    # then cannot select the test by its id.
+    assert [c["name"] for c in CASES if not c["name"].isascii()] == []
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_case(case: dict[str, Any]) -> None:
     verdict = check_reply(block_for(case["block"], "paragraph"), case["reply"], GuardConfig())
