@@ -55,6 +55,7 @@ Reason strings start with a fixed group name, for grouping logs (:func:`reason_g
 - ``changed tense "slashes" -> "slashed"`` (regular verbs; ``changed polarity tense: "is" ->
   "was"`` for the table's irregular ones).
 - ``lost ending "."``, ``changed ending ":" -> "."``, ``lost quotes "<term>"``.
+- ``changed spelling "existing" -> "exisiting"``: an English word misspelled.
 - ``and N more``: the last of :data:`MAX_REASONS` reasons, when there were more.
 
 :func:`watchdog_for` gives the streaming check: an incremental :class:`RepetitionDetector`

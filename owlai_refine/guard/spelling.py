@@ -12,7 +12,7 @@ it is no English word, a word the block lost is one, and the two are one or two 
 - a word with a capital, a digit or under four letters (names, models, acronyms: the name
   and token checks read those).
 
-A real word for another (``loading`` -> ``loafing``) is not seen here. ``misspelled
+A real word for another (``loading`` -> ``loafing``) is not seen here. ``changed spelling
 "existing" -> "exisiting"``.
 """
 
@@ -68,7 +68,7 @@ def _variant(a: str, b: str) -> bool:
 
 
 def spelling_problem(block: str, reply: str) -> str | None:
-    """``misspelled "X" -> "Y"`` for the first English word the reply misspelled (see the
+    """``changed spelling "X" -> "Y"`` for the first English word the reply misspelled (see the
     module docstring), else ``None``. Both are normalised prose (``meaning``)."""
     lost = Counter(_WORD.findall(block)) - Counter(_WORD.findall(reply))
     gained = Counter(_WORD.findall(reply)) - Counter(_WORD.findall(block))
@@ -80,5 +80,5 @@ def spelling_problem(block: str, reply: str) -> str | None:
             if old.startswith(new) or new.startswith(old) or _variant(old, new):
                 continue
             if _edits(old, new) <= 2:
-                return f'misspelled "{old}" -> "{new}"'
+                return f'changed spelling "{old}" -> "{new}"'
     return None
