@@ -12,9 +12,10 @@ person's verdict, reading the source block beside the refined one:
   getting better), never to change in another way.
 
 Reviewed against commit c92fcd1 (the cassettes of 633c170). Keys: (report, block id). Five of the
-nine ``wrong`` ones are refused since the ending, quotation-mark and tense checks (a lead-in
+ten ``wrong`` ones are refused since the ending, quotation-mark and tense checks (a lead-in
 colon or final stop dropped, the quotes around a name dropped, "slashes" -> "slashed"); the
-other four (a Korean typo twice, a dropped list item and subject, an invented ending) still pass.
+other five (a Korean typo twice, a dropped Korean list item and subject, "much longer" losing
+"much" with another referent) still pass.
 """
 
 from __future__ import annotations
