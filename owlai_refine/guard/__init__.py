@@ -209,10 +209,12 @@ def problems(block_text: str, text: str, config: GuardConfig) -> list[str]:
     ):
         if problem:
             reasons.append(problem)
+    # A number spelled out where the other text writes it in digits is that number
+    # ("Forty-seven percent" for "47%"): the content, token and meaning checks read it so.
+    block_digits, reply_digits = digit_numbers(block_text), digit_numbers(text)
+    block_words = numbers_as_digits(block_text, reply_digits)
+    reply_words = numbers_as_digits(text, block_digits)
     if language is None:  # words can only be matched within one language
-        # "Forty-seven percent" for "47%" brings in no new words
-        block_words = numbers_as_digits(block_text, digit_numbers(text))
-        reply_words = numbers_as_digits(text, digit_numbers(block_text))
         reasons += lost_sentences(block_words, reply_words)
         if not any(r.startswith("lost sentence") for r in reasons) and (
             lost := lost_words(block_words, reply_words)
@@ -221,11 +223,11 @@ def problems(block_text: str, text: str, config: GuardConfig) -> list[str]:
         if added := added_words(block_words, reply_words):
             reasons.append(added)
     reasons += compare_tokens(
-        protected_tokens(block_text, block_parse[0], spelled=digit_numbers(text)),
-        protected_tokens(text, reply_parse[0], spelled=digit_numbers(block_text)),
+        protected_tokens(block_text, block_parse[0], spelled=reply_digits),
+        protected_tokens(text, reply_parse[0], spelled=block_digits),
     )
     if language is None and not structural:  # meaning is judged within one paragraph
-        reasons += meaning_problems(block_text, text, language_label(block_text))
+        reasons += meaning_problems(block_words, reply_words, language_label(block_text))
     reasons = _deduplicated(reasons)
     if len(reasons) > MAX_REASONS:
         more = len(reasons) - MAX_REASONS + 1

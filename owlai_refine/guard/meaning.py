@@ -38,7 +38,7 @@ from owlai_refine.guard.anchors import moved_markers
 from owlai_refine.guard.clauses import clause_problems, echoed_phrase
 from owlai_refine.guard.facts import name_problems, number_problems
 from owlai_refine.guard.lexicon import Category, tables_for
-from owlai_refine.guard.normalise import digit_numbers, normalise, numbers_as_digits
+from owlai_refine.guard.normalise import normalise
 from owlai_refine.guard.punctuation import punctuation_problems
 from owlai_refine.guard.spelling import spelling_problem
 from owlai_refine.guard.tense import tense_problem
@@ -234,13 +234,12 @@ def _unmarked(text: str) -> str:
 def meaning_problems(block_text: str, reply_text: str, label: str) -> list[str]:
     """Every meaning reason ``reply_text`` may not replace a block whose text is
     ``block_text`` and whose language label is ``label`` (``guard.language.language_label``):
-    polarity, dates and number words, numbers in context, names, clauses, in that order. Both
-    are Markdown source; code, URLs and math are left out (the token check guards them)."""
+    polarity, tense, spelling, dates and number words, numbers in context, names, clauses, an
+    echoed phrase, markers in place, endings and quotation marks, in that order. Both are
+    Markdown source (``check_reply`` passes them with numbers spelled out made digits where the
+    other text has the digits: ``normalise.numbers_as_digits``); code, URLs and math are left
+    out (the token check guards them)."""
     block, reply = normalise(_unmarked(block_text)), normalise(_unmarked(reply_text))
-    block, reply = (
-        numbers_as_digits(block, digit_numbers(reply)),
-        numbers_as_digits(reply, digit_numbers(block)),
-    )
     if block == reply:  # the same words: only the markers may have moved (citations traded)
         return moved_markers(block_text, reply_text)
     reasons = polarity_problems(block, reply, label)

@@ -87,17 +87,21 @@ def _tenses(text: str) -> tuple[Counter[str], Counter[str]]:
     return pasts, presents
 
 
+def _first_pair(pasts: Counter[str], presents: Counter[str]) -> tuple[str, str] | None:
+    """The first ``(past, present)`` of one verb among ``pasts`` and ``presents``."""
+    for past in sorted(pasts):
+        for present in sorted(_present_of(past) & presents.keys()):
+            return past, present
+    return None
+
+
 def tense_problem(block: str, reply: str) -> str | None:
     """``changed tense "X" -> "Y"`` when the reply lost an ``-s`` present of a verb and gained
     its finite past, or the other way round; ``None`` otherwise. Both are normalised prose
     (``meaning``)."""
     (b_past, b_present), (r_past, r_present) = _tenses(block), _tenses(reply)
-    lost_present, gained_past = b_present - r_present, r_past - b_past
-    for past in sorted(gained_past):
-        for present in sorted(_present_of(past) & lost_present.keys()):
-            return f'changed tense "{present}" -> "{past}"'
-    lost_past, gained_present = b_past - r_past, r_present - b_present
-    for past in sorted(lost_past):
-        for present in sorted(_present_of(past) & gained_present.keys()):
-            return f'changed tense "{past}" -> "{present}"'
+    if pair := _first_pair(r_past - b_past, b_present - r_present):
+        return f'changed tense "{pair[1]}" -> "{pair[0]}"'
+    if pair := _first_pair(b_past - r_past, r_present - b_present):
+        return f'changed tense "{pair[0]}" -> "{pair[1]}"'
     return None
