@@ -20,8 +20,8 @@ from owlai_refine.ops.sweep import RequestResult, StepRaw
 from .conftest import fixture_text
 
 
-def _point(conc: int, tps: float, ttft: float, tpot: float) -> Point:
-    figs = {"output_tokens_per_s": tps, "ttft_p50_s": ttft, "tpot_p50_s": tpot}
+def _point(conc: int, tps: float, ttft: float, tpot: float, **more: float) -> Point:
+    figs = {"output_tokens_per_s": tps, "ttft_p50_s": ttft, "tpot_p50_s": tpot, **more}
     return Point(
         input_tokens=1100,
         concurrency=conc,
@@ -120,19 +120,7 @@ def test_points_take_median_and_spread_across_repeats() -> None:
 
 
 def _queued_point(conc: int, tps: float, ttft: float, run: float, wait: float) -> Point:
-    figs = {
-        "output_tokens_per_s": tps,
-        "ttft_p50_s": ttft,
-        "tpot_p50_s": 0.1,
-        "running_peak": run,
-        "waiting_peak": wait,
-    }
-    return Point(
-        input_tokens=1100,
-        concurrency=conc,
-        repeats=3,
-        figures={k: Spread(median=v, min=v, max=v) for k, v in figs.items()},
-    )
+    return _point(conc, tps, ttft, 0.1, running_peak=run, waiting_peak=wait)
 
 
 # The sweep: a server started with max_num_seqs 4, swept to 8 (TTFT 11.7 s -> 20.1 s).
