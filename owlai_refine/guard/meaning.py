@@ -52,18 +52,6 @@ _NOT_WORD = re.compile(r"\bnot\s+([a-z][a-z\-]*)")
 _ANY_WORD = re.compile(r"[A-Za-z0-9]+")
 _NEXT_WORD = re.compile(r"\s+(?:be\s+|have\s+|not\s+)?([A-Za-z][A-Za-z\-]{2,})")
 _DATE_CATEGORIES = frozenset({"month", "weekday", "time word"})
-# A number with a magnitude suffix says the number word ("$5B" is "$5 billion", "40K" "40
-# thousand"); "512 B" (bytes) and lower-case m, b, t (metres, bytes, tonnes) are not one.
-_ABBREVIATED = re.compile(r"(?<![A-Za-z])\d+(?:[.,]\d+)*(?:(K|k|M|B|T)|\s?(mn|bn|tn))(?![A-Za-z])")
-_MAGNITUDE = {
-    "k": "1000",
-    "m": "1e6",
-    "mn": "1e6",
-    "b": "1e9",
-    "bn": "1e9",
-    "t": "1e12",
-    "tn": "1e12",
-}
 
 
 def _forms(counter: Counter[str]) -> str:
@@ -169,17 +157,8 @@ def _opposite_problems(category: Category, block: str, reply: str) -> list[str]:
     return reasons[:1]
 
 
-def _magnitudes(text: str) -> Counter[str]:
-    """The number words said by suffixes: ``$5B`` -> ``{"1e9": 1}``."""
-    return Counter(
-        _MAGNITUDE[m.group(m.lastindex or 0).lower()] for m in _ABBREVIATED.finditer(text)
-    )
-
-
 def _value_problem(category: Category, block: str, reply: str) -> str | None:
     before, after = category.found(block), category.found(reply)
-    if category.name == "number word" and category.kind == "values":
-        before, after = before + _magnitudes(block), after + _magnitudes(reply)
     if before.keys() == after.keys():
         return None  # a date or number word said once more (or once less) is the same fact
     group = "date" if category.name in _DATE_CATEGORIES else category.name

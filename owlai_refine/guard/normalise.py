@@ -13,7 +13,8 @@ import re
 import unicodedata
 
 __all__ = [
-    "CJK", "CJK_STOP", "HANGUL", "HANGUL_STOP", "digit_numbers", "normalise", "numbers_as_digits",
+    "CJK", "CJK_STOP", "HANGUL", "HANGUL_STOP", "MAGNITUDE", "digit_numbers", "normalise",
+    "numbers_as_digits", "spelled_as_digits",
 ]  # fmt: skip
 
 CJK = (
@@ -95,6 +96,12 @@ _SPELLED = re.compile(
     re.IGNORECASE,
 )
 _PERCENT = re.compile(r"(?<=\d) ?(?:percent|per cent)\b", re.IGNORECASE)
+_MAGNITUDE_WORD = re.compile(r"(?<=\d) ?(thousand|million|billion|trillion|bn|mn|tn)\b", re.I)
+MAGNITUDE = {
+    "thousand": "K", "million": "M", "mn": "M", "billion": "B", "bn": "B", "trillion": "T",
+    "tn": "T",
+}  # fmt: skip
+"""A magnitude word after a number and the suffix that says the same (``$5 billion``, ``$5B``)."""
 _SMALL_NUMBER = re.compile(r"(?<![\d.,])\d{1,2}(?![\d]|[.,]\d)")
 
 
@@ -110,19 +117,25 @@ def digit_numbers(text: str) -> frozenset[int]:
     return frozenset(int(n) for n in _SMALL_NUMBER.findall(text))
 
 
-def numbers_as_digits(text: str, written: frozenset[int]) -> str:
+def spelled_as_digits(text: str, written: frozenset[int]) -> str:
     """``text`` with each English cardinal from two to ninety-nine written in words made digits
     where the other text writes that number in digits (``written``: :func:`digit_numbers` of
-    it): ``Forty-seven percent`` against ``47%``, ``under two seconds`` against ``under 2
-    seconds``; and ``N percent`` as ``N%``. Spelling a number out, or the reverse, is a style
-    guide's choice, not a change of fact; a number both texts spell stays a word (the
-    number-word check reads it), as do "one" (also a pronoun) and a word joined by a hyphen to
-    what follows (``four-fold``, ``three-year``)."""
+    it): ``Forty-seven`` against ``47%``, ``under two seconds`` against ``under 2 seconds``.
+    Spelling a number out, or the reverse, is a style guide's choice, not a change of fact; a
+    number both texts spell stays a word (the number-word check reads it), as do "one" (also a
+    pronoun) and a word joined by a hyphen to what follows (``four-fold``, ``three-year``)."""
 
     def digits(m: re.Match[str]) -> str:
         value = _value(m)
         return str(value) if value in written else m.group()
 
-    if written:
-        text = _SPELLED.sub(digits, text)
+    return _SPELLED.sub(digits, text) if written else text
+
+
+def numbers_as_digits(text: str, written: frozenset[int]) -> str:
+    """:func:`spelled_as_digits`, and ``N percent`` as ``N%`` and ``N billion`` as ``NB``
+    (:data:`MAGNITUDE`): the words the content and meaning checks compare."""
+    text = _MAGNITUDE_WORD.sub(
+        lambda m: MAGNITUDE[m.group(1).lower()], spelled_as_digits(text, written)
+    )
     return _PERCENT.sub("%", text)

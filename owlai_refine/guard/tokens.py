@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from markdown_it.token import Token
 
 from owlai_refine.guard._md import parse_tokens
-from owlai_refine.guard.normalise import numbers_as_digits
+from owlai_refine.guard.normalise import MAGNITUDE, spelled_as_digits
 from owlai_refine.markers import BARE_URL, CITATION, FOOTNOTE_REF
 
 __all__ = ["ProtectedTokens", "compare_tokens", "protected_tokens"]
@@ -77,10 +77,7 @@ _UNITS = (
 _NUMBER = re.compile(
     rf"(?<![\d.,])(?P<cur>[$€£¥₩]\s?)?(?P<num>\d+(?:[.,]\d+)*)(?:\s?(?P<unit>{_UNITS})(?![A-Za-z]))?"
 )
-_SAME_UNIT = {
-    "X": "x", "\u00d7": "x", "percent": "%", "thousand": "K", "million": "M", "billion": "B",
-    "bn": "B", "trillion": "T",
-}  # fmt: skip
+_SAME_UNIT = {"X": "x", "\u00d7": "x", "percent": "%", **MAGNITUDE}
 _LATIN_WORD = re.compile(r"(?<![A-Za-z0-9])[A-Za-z][A-Za-z0-9]*")
 _THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 
@@ -199,7 +196,7 @@ def _scan_text(run: str, out: ProtectedTokens, spelled: frozenset[int] = frozens
     run = cut(FOOTNOTE_REF, run, footnote)
     run = cut(_ALERT, run, alert)
     run = run.replace("\\", " ")  # what is left of escapes (``\$``) must not join numbers
-    run = numbers_as_digits(run, spelled)  # "forty-seven percent" may be the number 47%
+    run = spelled_as_digits(run, spelled)  # "forty-seven percent" may be the number 47%
     run = cut(_NUMBER, run, lambda m: out.add("number", _number_key(m), m.group().strip()))
     for m in _LATIN_WORD.finditer(run):  # numbers and their units are gone: GiB is no name
         word = m.group()
