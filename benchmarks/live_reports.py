@@ -28,7 +28,6 @@ import anyio.from_thread
 
 from owlai_refine import Backend, OutputBudget, RefineConfig, parse, refine
 from owlai_refine.cli.logs import configure_json_logging
-from owlai_refine.guard import reason_group
 from owlai_refine.local import LOCAL_MODEL_NAME, local_server
 from owlai_refine.results import OutcomeStatus
 from owlai_refine.verify import changed_outside_blocks, token_drift
@@ -57,7 +56,7 @@ async def run_one(path: Path, config: RefineConfig, out: Path) -> dict[str, Any]
     groups: Counter[str] = Counter()
     for o in result.outcomes:
         if o.status is OutcomeStatus.REJECTED:
-            groups.update({reason_group(r) for r in o.reasons})
+            groups.update(set(o.reason_groups))
     return {
         "report": path.name,
         "blocks": len(doc.blocks),

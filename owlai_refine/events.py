@@ -32,7 +32,6 @@ from dataclasses import asdict, dataclass
 
 import structlog
 
-from owlai_refine.guard import reason_group
 from owlai_refine.results import BlockOutcome, OutcomeStatus, RefineResult, cut_by
 
 __all__ = [
@@ -227,7 +226,7 @@ def _log_outcome(log: structlog.typing.FilteringBoundLogger, o: BlockOutcome) ->
             "refine.block_rejected",
             **where,
             reasons=list(o.reasons),
-            reason_groups=sorted({reason_group(r) for r in o.reasons}),
+            reason_groups=sorted(set(o.reason_groups)),
         )
     elif o.status is OutcomeStatus.FAILED:
         log.error("refine.block_failed", **where, attempts=o.attempts, error=o.reason)

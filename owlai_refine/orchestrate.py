@@ -46,7 +46,7 @@ from owlai_refine.events import (
     RunStarted,
     SpliceCheckFailed,
 )
-from owlai_refine.guard import check_reply, watchdog_for
+from owlai_refine.guard import Reason, check_reply, watchdog_for
 from owlai_refine.priority import PriorityPolicy
 from owlai_refine.prompt import (
     build_messages,
@@ -358,8 +358,8 @@ class _Run:
             latency_s=reply.latency_s,
             ttft_s=reply.ttft_s,
         )
-        if reply.watchdog_reason:
-            return _rejected(outcome, (reply.watchdog_reason,))
+        if reply.watchdog_reason:  # the stream was closed early: the detail says why
+            return _rejected(outcome, (Reason("stopped early", reply.watchdog_reason, ": "),))
         if is_truncated(reply.finish_reason, reply.completion_tokens, sent.max_tokens):
             return outcome.model_copy(
                 update={"status": OutcomeStatus.TRUNCATED, "reason": "length"}
@@ -414,12 +414,14 @@ class _Run:
         )
 
 
-def _rejected(outcome: BlockOutcome, reasons: Sequence[str]) -> BlockOutcome:
+def _rejected(outcome: BlockOutcome, reasons: Sequence[Reason]) -> BlockOutcome:
+    texts = tuple(str(r) for r in reasons)
     return outcome.model_copy(
         update={
             "status": OutcomeStatus.REJECTED,
-            "reason": "; ".join(reasons),
-            "reasons": tuple(reasons),
+            "reason": "; ".join(texts),
+            "reasons": texts,
+            "reason_groups": tuple(r.group for r in reasons),
         }
     )
 

@@ -77,7 +77,11 @@ class BlockOutcome(BaseModel):
     reason: str | None = None
     """Skip reason, guard reasons (``;``-separated), or the last error."""
     reasons: tuple[str, ...] = ()
-    """For a ``rejected`` block, each of the guard's reasons (see ``owlai_refine.guard``)."""
+    """For a ``rejected`` block, each of the guard's reasons as text (see
+    ``owlai_refine.guard``)."""
+    reason_groups: tuple[str, ...] = ()
+    """The stable group of each of :attr:`reasons`, in the same order (``"lost citation"``,
+    ``"changed degree"``): what logs and summaries count."""
     request_id: str | None = None
     """The ``X-Request-Id`` of the last request sent for this block."""
     attempts: int = 0

@@ -159,7 +159,7 @@ def test_names_with_two_capitals_are_protected() -> None:
         ("We use PyTorch and other models for the main training runs.", "DeepSeek"),
     ]:
         verdict = check_reply(block, reply, GuardConfig())
-        assert verdict.text is None and any(name in r for r in verdict.reasons), verdict
+        assert verdict.text is None and any(name in str(r) for r in verdict.reasons), verdict
 
 
 CJK = "研究团队发现这种新方法能够显著提高模型训练效率并降低成本。"
@@ -167,7 +167,7 @@ CJK = "研究团队发现这种新方法能够显著提高模型训练效率并�
 
 def test_the_cjk_lost_words_rule() -> None:
     dropped = lost_words(CJK, "研究团队发现这种新方法很好。")
-    assert dropped is not None and dropped.startswith('lost words "能, 够, 显')
+    assert dropped is not None and str(dropped).startswith('lost words "能, 够, 显')
     assert lost_words(CJK, "研究团队发现\uff0c这种新方法能显著提高模型训练效率并降低成本。") is None
     # Under eight CJK tokens nothing is judged.
     assert lost_words("研究团队发现。", "好。") is None

@@ -141,7 +141,7 @@ def test_the_live_display_shows_counts_in_flight_and_time() -> None:
     call = CallFinished("r", 0, "id", 1, "m", "self-hosted", "http://x/v1", 64, 10)
     rejected = BlockOutcome(
         block_id=0, kind="paragraph", line_span=(0, 1), status=OutcomeStatus.REJECTED,
-        reasons=("language: Korean became English",),
+        reasons=("language ko -> latin",), reason_groups=("language",),
     )  # fmt: skip
     with LiveProgress(console, tracker, "report.md") as live:
         tracker.sink(start)

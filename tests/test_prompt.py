@@ -117,7 +117,7 @@ def test_the_example_reply_passes_the_guard_and_would_be_caught_if_copied() -> N
     (other,) = parse("Supply of memory chips is tight this year.").blocks
     leaked = check_reply(other, EXAMPLE_REPLY, GuardConfig())
     assert leaked.text is None
-    assert "added citation [1]" in leaked.reasons
+    assert "added citation [1]" in map(str, leaked.reasons)
 
 
 def _block(text: str) -> Block:

@@ -18,7 +18,6 @@ from types import TracebackType
 from typing import TYPE_CHECKING, TextIO
 
 from owlai_refine.events import BlockSettled, CallFinished, CallStarted, RefineEvent, RunStarted
-from owlai_refine.guard import reason_group
 from owlai_refine.results import RefineResult
 
 if TYPE_CHECKING:  # rich loads only when a display is drawn (at a terminal)
@@ -98,7 +97,7 @@ class RunTracker:
                 self.last_error = event.error
         elif isinstance(event, BlockSettled):
             self.outcomes[event.outcome.status.value] += 1
-            self.reasons.update({reason_group(r) for r in event.outcome.reasons})
+            self.reasons.update(set(event.outcome.reason_groups))
         else:
             return
         if self.on_change is not None:

@@ -17,6 +17,7 @@ import re
 from collections import defaultdict
 
 from owlai_refine.guard.normalise import CJK, normalise
+from owlai_refine.guard.reasons import Reason
 from owlai_refine.markers import BARE_URL, CITATION, FOOTNOTE_REF
 
 __all__ = ["MIN_KEPT", "moved_markers"]
@@ -58,7 +59,7 @@ def _markers(text: str) -> dict[str, list[set[str]]]:
     return found
 
 
-def moved_markers(block_text: str, reply_text: str) -> list[str]:
+def moved_markers(block_text: str, reply_text: str) -> list[Reason]:
     """``moved citation [3]`` / ``moved link https://...`` for each marker of ``block_text``
     that ``reply_text`` puts by other words (see the module docstring); at most one reason."""
     before, after = _markers(block_text), _markers(reply_text)
@@ -72,5 +73,5 @@ def moved_markers(block_text: str, reply_text: str) -> list[str]:
             if len(mine & best) < MIN_KEPT * len(mine):
                 kind = "link" if "/" in key or key.startswith("www") else "citation"
                 shown = key if len(key) <= 60 else key[:59] + "\u2026"
-                return [f"moved {kind} {shown}"]
+                return [Reason(f"moved {kind}", shown)]
     return []

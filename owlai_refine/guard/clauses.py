@@ -27,6 +27,7 @@ import re
 from difflib import SequenceMatcher
 
 from owlai_refine.guard.normalise import CJK, CJK_STOP, HANGUL, HANGUL_STOP
+from owlai_refine.guard.reasons import Reason
 
 __all__ = [
     "MIN_CLAUSE",
@@ -126,7 +127,7 @@ def _lost_part(block: str, reply: set[str], label: str, reply_text: str) -> str 
 _ECHO = re.compile(r"(\S.{1,23}?)(?:[\u3001,;\s]{0,2}\1){2,}")
 
 
-def echoed_phrase(block: str, reply: str) -> str | None:
+def echoed_phrase(block: str, reply: str) -> Reason | None:
     """``repetition: phrase xN "..."`` for a short phrase the reply says three or more times in a
     row (``より見やすい形式で、より見やすい形式で、より見やすい形式で``) and the block does not:
     shorter than the repetition check's window of words, and in CJK text, where a phrase of five
@@ -138,13 +139,13 @@ def echoed_phrase(block: str, reply: str) -> str | None:
         if sum(_weight(u) for u in units(phrase)) < 1 or m.group() in block:
             continue
         times = len(re.findall(re.escape(phrase), m.group()))
-        return f'repetition: phrase x{times} "{phrase.strip()}"'
+        return Reason("repetition", f'phrase x{times} "{phrase.strip()}"', ": ")
     return None
 
 
 def clause_problems(
     block: str, reply: str, block_source: str = "", reply_source: str = "", label: str = ""
-) -> list[str]:
+) -> list[Reason]:
     """``lost clause`` and ``added clause`` reasons for two normalised prose texts, at most one
     of each (the heaviest run); empty when nothing was dropped or invented. ``*_source``: the
     whole texts, code and URLs included: a word that is there in any form (a code span that lost
@@ -168,11 +169,11 @@ def clause_problems(
         lost = None  # the run's words were reworded elsewhere (a clause moved and rephrased)
     if -net < MIN_NET:
         added = None
-    reasons: list[str] = []
+    reasons: list[Reason] = []
     if lost:
-        reasons.append(f'lost clause "{lost[1]}"')
+        reasons.append(Reason("lost clause", f'"{lost[1]}"'))
     elif part := _lost_part(block, b_set, label, reply):
-        reasons.append(f'lost clause "{part}"')
+        reasons.append(Reason("lost clause", f'"{part}"'))
     if added:
-        reasons.append(f'added clause "{added[1]}"')
+        reasons.append(Reason("added clause", f'"{added[1]}"'))
     return reasons

@@ -29,6 +29,7 @@ from collections.abc import Iterable
 
 from owlai_refine.guard._md import prose
 from owlai_refine.guard.normalise import CJK, CJK_STOP, HANGUL, HANGUL_STOP, normalise
+from owlai_refine.guard.reasons import Reason
 
 __all__ = [
     "MAX_NEW",
@@ -120,13 +121,13 @@ def _start(sentence: str, limit: int = 50) -> str:
     return sentence if len(sentence) <= limit else sentence[: limit - 1] + "\u2026"
 
 
-def lost_sentences(block_text: str, reply_text: str) -> list[str]:
+def lost_sentences(block_text: str, reply_text: str) -> list[Reason]:
     """``lost sentence "..."`` for each sentence of ``block_text`` that ``reply_text`` dropped
     (in block order); empty if every sentence is still there in some wording."""
     sentences = [s for s in _SENTENCE.split(normalise(prose(block_text))) if s.strip()]
     tokens = [set(_ordered_tokens(s)) for s in sentences]
     kept = set(_ordered_tokens(normalise(prose(reply_text))))
-    reasons: list[str] = []
+    reasons: list[Reason] = []
     for i, sentence in enumerate(sentences):
         others: set[str] = set().union(*tokens[:i], *tokens[i + 1 :])
         distinctive = tokens[i] - others
@@ -134,11 +135,11 @@ def lost_sentences(block_text: str, reply_text: str) -> list[str]:
             continue
         needed = MIN_KEPT_CJK if _mostly_cjk(distinctive) else MIN_KEPT
         if len(distinctive & kept) < needed * len(distinctive):
-            reasons.append(f'lost sentence "{_start(sentence)}"')
+            reasons.append(Reason("lost sentence", f'"{_start(sentence)}"'))
     return reasons
 
 
-def lost_words(block_text: str, reply_text: str) -> str | None:
+def lost_words(block_text: str, reply_text: str) -> Reason | None:
     """``lost words "<dropped tokens>"`` if the reply keeps less than :data:`MIN_KEPT_OVERALL`
     of the block's word tokens, or less than :data:`MIN_KEPT` of its CJK/Hangul bigrams (a
     copy edit changes many more bigrams than words), counted only for blocks with at least
@@ -156,11 +157,11 @@ def lost_words(block_text: str, reply_text: str) -> str | None:
             lost += gone
     if lost:
         shown = ", ".join(lost[:6]) + (", \u2026" if len(lost) > 6 else "")
-        return f'lost words "{shown}"'
+        return Reason("lost words", f'"{shown}"')
     return None
 
 
-def added_words(block_text: str, reply_text: str) -> str | None:
+def added_words(block_text: str, reply_text: str) -> Reason | None:
     """``added words "<new tokens>"`` if more than :data:`MAX_NEW` of the reply's content
     tokens (and at least :data:`MIN_NEW`) are not in ``block_text``; else ``None``."""
     before = set(_ordered_tokens(normalise(prose(block_text))))
@@ -169,5 +170,5 @@ def added_words(block_text: str, reply_text: str) -> str | None:
     limit = MAX_NEW_CJK if _mostly_cjk(after) else MAX_NEW
     if len(new) >= MIN_NEW and len(new) > limit * len(after):
         shown = ", ".join(new[:6]) + (", \u2026" if len(new) > 6 else "")
-        return f'added words "{shown}"'
+        return Reason("added words", f'"{shown}"')
     return None

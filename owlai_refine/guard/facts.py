@@ -33,6 +33,7 @@ from difflib import SequenceMatcher
 
 from owlai_refine.guard.lexicon import Category, tables_for
 from owlai_refine.guard.normalise import CJK
+from owlai_refine.guard.reasons import Reason
 
 __all__ = ["name_problems", "number_problems"]
 
@@ -140,13 +141,13 @@ def _numbers(text: str, units: tuple[Category, ...]) -> list[_Number]:
     return out
 
 
-def number_problems(block: str, reply: str, label: str) -> list[str]:
+def number_problems(block: str, reply: str, label: str) -> list[Reason]:
     """``changed unit`` and ``swapped numbers`` reasons (see the module docstring)."""
     units = _units(label)
     before, after = _numbers(block, units), _numbers(reply, units)
     if not before or not after:
         return []
-    reasons: list[str] = []
+    reasons: list[Reason] = []
     b_units: dict[str, Counter[str | None]] = defaultdict(Counter)
     r_units: dict[str, Counter[str | None]] = defaultdict(Counter)
     for n in before:
@@ -168,10 +169,10 @@ def number_problems(block: str, reply: str, label: str) -> list[str]:
     for key, (was, now) in changed.items():
         partner = next((k for k, pair in changed.items() if pair == (now, was)), None)
         if partner is not None:  # 512 validators, 27 hours -> 27 validators, 512 hours
-            return [f"swapped numbers {min(key, partner)} <-> {max(key, partner)}"]
+            return [Reason("swapped numbers", f"{min(key, partner)} <-> {max(key, partner)}")]
         old_shown = next(n.shown for n in before if n.key == key and n.unit == was)
         new_shown = next(n.shown for n in after if n.key == key and n.unit == now)
-        reasons.append(f"changed unit {old_shown} -> {new_shown}")
+        reasons.append(Reason("changed unit", f"{old_shown} -> {new_shown}"))
     if not reasons:
         reasons += _swaps(block, reply) or _traded_anchors(before, after)
     return reasons
@@ -183,7 +184,7 @@ def _same_unit(a: str, b: str) -> bool:
     return cat_a == cat_b and not set(values_a.split("|")).isdisjoint(values_b.split("|"))
 
 
-def _traded_anchors(before: list[_Number], after: list[_Number]) -> list[str]:
+def _traded_anchors(before: list[_Number], after: list[_Number]) -> list[Reason]:
     """``swapped numbers`` when two numbers traded their anchors: an anchor that in the block
     belonged to one number only stands, in the reply, by the other and not by its own, both
     ways ("L1 (NISQ) ... L2 (QML)" -> "L1 (QML) ... L2 (NISQ)")."""
@@ -204,7 +205,7 @@ def _traded_anchors(before: list[_Number], after: list[_Number]) -> list[str]:
                 moved.setdefault((key, other), a)
     for (key, other), a in sorted(moved.items()):
         if key < other and (other, key) in moved:
-            return [f"swapped numbers {key} <-> {other} ({a.split(':')[-1]})"]
+            return [Reason("swapped numbers", f"{key} <-> {other} ({a.split(':')[-1]})")]
     return []
 
 
@@ -228,7 +229,7 @@ def _masked(text: str) -> tuple[list[str], list[str]]:
     return units, numbers
 
 
-def _swaps(block: str, reply: str) -> list[str]:
+def _swaps(block: str, reply: str) -> list[Reason]:
     """``swapped numbers`` when, in the words the two texts share in the same order, a number
     stands where the block had another number of the block: the words stayed and the numbers
     moved. A changed digit is the token check's (the new number is not one of the block's)."""
@@ -249,7 +250,7 @@ def _swaps(block: str, reply: str) -> list[str]:
                 continue
             old, new = a_nums[a_pos[block_i + k]], b_nums[b_pos[reply_j + k]]
             if old != new and new in known:
-                return [f"swapped numbers {old} -> {new}"]
+                return [Reason("swapped numbers", f"{old} -> {new}")]
     return []
 
 
@@ -301,7 +302,7 @@ def _words(text: str) -> set[str]:
 
 def name_problems(
     block: str, reply: str, label: str, block_source: str = "", reply_source: str = ""
-) -> list[str]:
+) -> list[Reason]:
     """``changed name``, ``lost name`` and ``added name`` reasons (see the module docstring).
     ``*_source``: the whole texts, code and URLs included: a name still there in any form (a
     code span that lost its backticks) is the token check's, not a changed name."""
@@ -309,7 +310,9 @@ def name_problems(
     b_words, r_words = _words(block) | _words(block_source), _words(reply) | _words(reply_source)
     lost = [form for key, form in b_names.items() if key not in r_words]
     added = [form for key, form in r_names.items() if key not in b_words]
-    reasons = [f"changed name {old} -> {new}" for old, new in zip(lost, added, strict=False)]
-    reasons += [f"lost name {old}" for old in lost[len(added) :]]
-    reasons += [f"added name {new}" for new in added[len(lost) :]]
+    reasons = [
+        Reason("changed name", f"{old} -> {new}") for old, new in zip(lost, added, strict=False)
+    ]
+    reasons += [Reason("lost name", old) for old in lost[len(added) :]]
+    reasons += [Reason("added name", new) for new in added[len(lost) :]]
     return reasons

@@ -27,6 +27,7 @@ import unicodedata
 from collections import Counter
 
 from owlai_refine.guard._md import prose
+from owlai_refine.guard.reasons import Reason
 
 __all__ = ["CJK_WEIGHT", "MIN_LETTERS", "language_label", "language_problem", "script_shares"]
 
@@ -112,7 +113,7 @@ def _defining_share(label: str, shares: dict[str, float]) -> float:
     return shares.get(label, 0.0)
 
 
-def language_problem(block_text: str, reply_text: str) -> str | None:
+def language_problem(block_text: str, reply_text: str) -> Reason | None:
     """``"language <block> -> <reply>"`` if the reply left the block's language, else ``None``
     (also for blocks too short to judge)."""
     block_shares, letters = script_shares(block_text)
@@ -124,4 +125,4 @@ def language_problem(block_text: str, reply_text: str) -> str | None:
         return None
     kana_flip = {before, after} == {"ja", "zh"}
     faded = _defining_share(before, reply_shares) < _defining_share(before, block_shares) / 2
-    return f"language {before} -> {after}" if kana_flip or faded else None
+    return Reason("language", f"{before} -> {after}") if kana_flip or faded else None

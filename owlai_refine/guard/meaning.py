@@ -40,6 +40,7 @@ from owlai_refine.guard.facts import name_problems, number_problems
 from owlai_refine.guard.lexicon import Category, tables_for
 from owlai_refine.guard.normalise import normalise
 from owlai_refine.guard.punctuation import punctuation_problems
+from owlai_refine.guard.reasons import Reason
 from owlai_refine.guard.spelling import spelling_problem
 from owlai_refine.guard.tense import tense_problem
 from owlai_refine.markers import CITATION, FOOTNOTE_REF
@@ -99,7 +100,7 @@ def _folded(category: Category, block: str, reply: str, lost: int) -> bool:
     return gone >= lost
 
 
-def _count_problem(category: Category, block: str, reply: str) -> str | None:
+def _count_problem(category: Category, block: str, reply: str) -> Reason | None:
     before, after = category.found(block), category.found(reply)
     n_before, n_after = sum(before.values()), sum(after.values())
     if n_before == n_after or (category.only_lost and n_after > n_before):
@@ -108,7 +109,8 @@ def _count_problem(category: Category, block: str, reply: str) -> str | None:
         return None
     if 0 < n_after < n_before and _folded(category, block, reply, n_before - n_after):
         return None
-    return f"changed polarity {category.name}: {_forms(before - after)} -> {_forms(after - before)}"
+    detail = f"{_forms(before - after)} -> {_forms(after - before)}"
+    return Reason(f"changed polarity {category.name}", detail, ": ")
 
 
 def _side_count(found: Counter[str], side: tuple[str, bool]) -> int:
@@ -118,7 +120,7 @@ def _side_count(found: Counter[str], side: tuple[str, bool]) -> int:
     return sum(n for form, n in found.items() if form.startswith(stem))
 
 
-def _opposite_problems(category: Category, block: str, reply: str) -> list[str]:
+def _opposite_problems(category: Category, block: str, reply: str) -> list[Reason]:
     if category.exact or category.stems:  # a Latin table: whole words
         before, after = category.found(block), category.found(reply)
         if before == after:
@@ -142,7 +144,7 @@ def _opposite_problems(category: Category, block: str, reply: str) -> list[str]:
 
             return n(blanked_block), n(blanked_reply)
 
-    reasons: list[str] = []
+    reasons: list[Reason] = []
     low = block.lower()
     for side_a, side_b, a, b in category.pairs:
         (a_before, a_after), (b_before, b_after) = counts(side_a, side_b), counts(side_b, side_a)
@@ -151,21 +153,21 @@ def _opposite_problems(category: Category, block: str, reply: str) -> list[str]:
             continue  # unchanged; or "not valid" -> "invalid", the negation check's
         a_had, b_had = a_before > 0, b_before > 0
         if a_diff < 0 < b_diff or (a_had and not b_had and b_diff > 0 and a_diff <= 0):
-            reasons.append(f'changed polarity {category.name}: "{a}" -> "{b}"')
+            reasons.append(Reason(f"changed polarity {category.name}", f'"{a}" -> "{b}"', ": "))
         elif b_diff < 0 < a_diff or (b_had and not a_had and a_diff > 0 and b_diff <= 0):
-            reasons.append(f'changed polarity {category.name}: "{b}" -> "{a}"')
+            reasons.append(Reason(f"changed polarity {category.name}", f'"{b}" -> "{a}"', ": "))
     return reasons[:1]
 
 
-def _value_problem(category: Category, block: str, reply: str) -> str | None:
+def _value_problem(category: Category, block: str, reply: str) -> Reason | None:
     before, after = category.found(block), category.found(reply)
     if before.keys() == after.keys():
         return None  # a date or number word said once more (or once less) is the same fact
     group = "date" if category.name in _DATE_CATEGORIES else category.name
-    return f"changed {group}: {_forms(before - after)} -> {_forms(after - before)}"
+    return Reason(f"changed {group}", f"{_forms(before - after)} -> {_forms(after - before)}", ": ")
 
 
-def _counter_problem(category: Category, block: str, reply: str) -> str | None:
+def _counter_problem(category: Category, block: str, reply: str) -> Reason | None:
     """``changed unit 한 명 -> 한 팀``: a numeral said with another counter in the reply (the
     same numeral with a new counter, its old counter gone). A numeral the block did not have is
     the number-word check's; an article-like "한" that a rewording brings in is no change."""
@@ -182,14 +184,16 @@ def _counter_problem(category: Category, block: str, reply: str) -> str | None:
     for numeral, counters in before.items():
         gone, new = counters - after.get(numeral, set()), after.get(numeral, set()) - counters
         if gone and new:
-            return f"changed unit {numeral} {sorted(gone)[0]} -> {numeral} {sorted(new)[0]}"
+            return Reason(
+                "changed unit", f"{numeral} {sorted(gone)[0]} -> {numeral} {sorted(new)[0]}"
+            )
     return None
 
 
-def polarity_problems(block: str, reply: str, label: str) -> list[str]:
+def polarity_problems(block: str, reply: str, label: str) -> list[Reason]:
     """The word-table reasons for two normalised prose texts (see the module docstring), for a
     block whose language label is ``label``; empty when nothing changed."""
-    reasons: list[str] = []
+    reasons: list[Reason] = []
     for table in tables_for(label):
         for category in table.categories:
             if category.kind == "count":
@@ -210,7 +214,7 @@ def _unmarked(text: str) -> str:
     return _MARKERS.sub(" ", prose(text))
 
 
-def meaning_problems(block_text: str, reply_text: str, label: str) -> list[str]:
+def meaning_problems(block_text: str, reply_text: str, label: str) -> list[Reason]:
     """Every meaning reason ``reply_text`` may not replace a block whose text is
     ``block_text`` and whose language label is ``label`` (``guard.language.language_label``):
     polarity, tense, spelling, dates and number words, numbers in context, names, clauses, an
@@ -232,7 +236,7 @@ def meaning_problems(block_text: str, reply_text: str, label: str) -> list[str]:
     reasons += clause_problems(block, reply, block_source, reply_source, label)
     if echo := echoed_phrase(block, reply):
         reasons.append(echo)
-    if not any(r.startswith("lost clause") for r in reasons):  # else its markers went too
+    if not any(r.group == "lost clause" for r in reasons):  # else its markers went too
         reasons += moved_markers(block_text, reply_text)
     reasons += punctuation_problems(block, reply)
     return reasons

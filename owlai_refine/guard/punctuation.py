@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 
+from owlai_refine.guard.reasons import Reason
+
 __all__ = ["punctuation_problems"]
 
 # What may stand after a block's last mark: closing brackets and quotes, emphasis, spaces.
@@ -56,22 +58,22 @@ def _quoted(text: str) -> set[str]:
     return out
 
 
-def punctuation_problems(block: str, reply: str) -> list[str]:
+def punctuation_problems(block: str, reply: str) -> list[Reason]:
     """``changed ending`` / ``lost ending`` and ``lost quotes`` reasons for two normalised
     prose texts (see the module docstring); empty when the reply keeps both."""
-    reasons: list[str] = []
+    reasons: list[Reason] = []
     was = _ending(block)
     if was is not None:
         now = _ending(reply)
         if now is None:
-            reasons.append(f'lost ending "{_MARK[was]}"')
+            reasons.append(Reason("lost ending", f'"{_MARK[was]}"'))
         elif now != was:
-            reasons.append(f'changed ending "{_MARK[was]}" -> "{_MARK[now]}"')
+            reasons.append(Reason("changed ending", f'"{_MARK[was]}" -> "{_MARK[now]}"'))
     still_quoted = _quoted(reply)
     flat_reply = " ".join(reply.split())
     for term in sorted(_quoted(block) - still_quoted):
         if term in flat_reply:
-            reasons.append(f'lost quotes "{term}"')
+            reasons.append(Reason("lost quotes", f'"{term}"'))
     return reasons
 
 

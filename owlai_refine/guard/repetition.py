@@ -35,6 +35,8 @@ from collections.abc import Mapping
 from functools import lru_cache
 from types import MappingProxyType
 
+from owlai_refine.guard.reasons import Reason
+
 __all__ = ["MAX_UNIT", "RepetitionDetector", "repetition_problem", "units"]
 
 MAX_UNIT = 16
@@ -162,10 +164,15 @@ class RepetitionDetector:
             _Phrases(float(window * self.LONG_FACTOR), 2),
         )
         self._runs = _Runs(float(window)) if runs else None
-        self.fired: str | None = None
+        self.reason: Reason | None = None
         """The reason, once a loop has been seen (then further feeds return it at once)."""
         self._baseline = _phrase_counts(baseline, window) if baseline else {}
         self._baseline_runs = _baseline_runs(baseline, window) if baseline else frozenset()
+
+    @property
+    def fired(self) -> str | None:
+        """:attr:`reason` as text (``repetition: phrase x3 "..."``), or ``None``."""
+        return None if self.reason is None else str(self.reason)
 
     @property
     def counts(self) -> Counter[tuple[str, ...]]:
@@ -180,14 +187,16 @@ class RepetitionDetector:
             weight = _weight(unit)
             for watch in self._watch:
                 found = watch.push(unit, weight)
-                if found is None or self.fired is not None:
+                if found is None or self.reason is not None:
                     continue
                 phrase, seen = found
                 if seen >= watch.threshold and seen > self._baseline.get(phrase, 0):
-                    self.fired = f'repetition: phrase x{seen} "{_short(" ".join(phrase))}"'
+                    detail = f'phrase x{seen} "{_short(" ".join(phrase))}"'
+                    self.reason = Reason("repetition", detail, ": ")
             run = self._runs.push(unit, weight) if self._runs is not None else None
-            if run is not None and self.fired is None and run not in self._baseline_runs:
-                self.fired = f'repetition: phrase x3 in a row "{_short(" ".join(run))}"'
+            if run is not None and self.reason is None and run not in self._baseline_runs:
+                detail = f'phrase x3 in a row "{_short(" ".join(run))}"'
+                self.reason = Reason("repetition", detail, ": ")
         return self.fired
 
     def feed(self, text: str, *, final: bool = False) -> str | None:
@@ -239,16 +248,19 @@ def _sentences(text: str) -> list[str]:
     return [" ".join(s.split()).lower() for s in _SENTENCE_END.split(text) if s.strip()]
 
 
-def repetition_problem(block_text: str, reply: str, threshold: int, window: int) -> str | None:
+def repetition_problem(block_text: str, reply: str, threshold: int, window: int) -> Reason | None:
     """The ``repetition: ...`` reason if ``reply`` repeats a phrase or a sentence of at least
     12 characters ``threshold`` times or more (and more often than ``block_text`` does)."""
     before = Counter(_sentences(block_text))
     counts = Counter(s for s in _sentences(reply) if len(s) >= _MIN_SENTENCE_CHARS)
     for sentence, seen in counts.most_common(1):
         if seen >= threshold and seen > before[sentence]:
-            return f'repetition: sentence x{seen} "{_short(sentence)}"'
-    found = RepetitionDetector(threshold, window, baseline=block_text).feed(reply, final=True)
-    if found is not None and " in a row " in found:  # name the looping phrase by the window rule
+            return Reason("repetition", f'sentence x{seen} "{_short(sentence)}"', ": ")
+    detector = RepetitionDetector(threshold, window, baseline=block_text)
+    detector.feed(reply, final=True)
+    found = detector.reason
+    if found is not None and " in a row " in found.detail:  # name the phrase by the window rule
         phrase = RepetitionDetector(threshold, window, baseline=block_text, runs=False)
-        return phrase.feed(reply, final=True) or found
+        phrase.feed(reply, final=True)
+        return phrase.reason or found
     return found

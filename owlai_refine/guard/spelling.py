@@ -22,6 +22,8 @@ import re
 from collections import Counter
 from functools import cache
 
+from owlai_refine.guard.reasons import Reason
+
 __all__ = ["spelling_problem"]
 
 _WORD = re.compile(r"(?<![A-Za-z0-9'])[a-z]{4,}(?![A-Za-z0-9'])")
@@ -67,7 +69,7 @@ def _variant(a: str, b: str) -> bool:
     return False
 
 
-def spelling_problem(block: str, reply: str) -> str | None:
+def spelling_problem(block: str, reply: str) -> Reason | None:
     """``changed spelling "X" -> "Y"`` for the first English word the reply misspelled (see the
     module docstring), else ``None``. Both are normalised prose (``meaning``)."""
     lost = Counter(_WORD.findall(block)) - Counter(_WORD.findall(reply))
@@ -80,5 +82,5 @@ def spelling_problem(block: str, reply: str) -> str | None:
             if old.startswith(new) or new.startswith(old) or _variant(old, new):
                 continue
             if _edits(old, new) <= 2:
-                return f'changed spelling "{old}" -> "{new}"'
+                return Reason("changed spelling", f'"{old}" -> "{new}"')
     return None

@@ -22,6 +22,8 @@ from collections.abc import Sequence
 
 from markdown_it.token import Token
 
+from owlai_refine.guard.reasons import Reason
+
 __all__ = ["structure_problems"]
 
 _NAMES: dict[str, str] = {
@@ -63,18 +65,18 @@ def _shape(tokens: Sequence[Token], env: dict[str, object]) -> Counter[str]:
 def structure_problems(
     block_tokens: tuple[Sequence[Token], dict[str, object]],
     reply_tokens: tuple[Sequence[Token], dict[str, object]],
-) -> list[str]:
+) -> list[Reason]:
     """``structure: ...`` reasons for the constructs the reply has beyond the block's, given
     both ``(tokens, env)`` from :func:`owlai_refine.guard._md.parse_tokens`; empty if the
     reply is shaped like the block."""
     block = _shape(*block_tokens)
     reply = _shape(*reply_tokens)
-    reasons: list[str] = []
+    reasons: list[Reason] = []
     for name in _ORDER:
         if reply[name] > block[name]:
-            reasons.append(f"structure: {name}")
+            reasons.append(Reason("structure", name, ": "))
     if reply["paragraph"] > max(block["paragraph"], 1):
-        reasons.append("structure: blank line")
+        reasons.append(Reason("structure", "blank line", ": "))
     if not reply["paragraph"] and block["paragraph"] and not reasons:
-        reasons.append("structure: empty")
+        reasons.append(Reason("structure", "empty", ": "))
     return reasons

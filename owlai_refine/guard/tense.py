@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from owlai_refine.guard.reasons import Reason
+
 __all__ = ["tense_problem"]
 
 _WORD = re.compile(r"[A-Za-z]+|\d+")
@@ -95,13 +97,13 @@ def _first_pair(pasts: Counter[str], presents: Counter[str]) -> tuple[str, str] 
     return None
 
 
-def tense_problem(block: str, reply: str) -> str | None:
+def tense_problem(block: str, reply: str) -> Reason | None:
     """``changed tense "X" -> "Y"`` when the reply lost an ``-s`` present of a verb and gained
     its finite past, or the other way round; ``None`` otherwise. Both are normalised prose
     (``meaning``)."""
     (b_past, b_present), (r_past, r_present) = _tenses(block), _tenses(reply)
     if pair := _first_pair(r_past - b_past, b_present - r_present):
-        return f'changed tense "{pair[1]}" -> "{pair[0]}"'
+        return Reason("changed tense", f'"{pair[1]}" -> "{pair[0]}"')
     if pair := _first_pair(b_past - r_past, r_present - b_present):
-        return f'changed tense "{pair[0]}" -> "{pair[1]}"'
+        return Reason("changed tense", f'"{pair[0]}" -> "{pair[1]}"')
     return None

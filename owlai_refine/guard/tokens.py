@@ -54,6 +54,7 @@ from markdown_it.token import Token
 
 from owlai_refine.guard._md import parse_tokens
 from owlai_refine.guard.normalise import MAGNITUDE, spelled_as_digits
+from owlai_refine.guard.reasons import Reason
 from owlai_refine.markers import BARE_URL, CITATION, FOOTNOTE_REF
 
 __all__ = ["ProtectedTokens", "compare_tokens", "protected_tokens"]
@@ -279,19 +280,22 @@ def _short(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
-def _counted(reasons: list[str]) -> list[str]:
+def _counted(reasons: list[Reason]) -> list[Reason]:
     """``reasons`` with repeats folded into one, suffixed `` xN`` (``added citation [1] x39``)."""
     counts = Counter(reasons)
-    return [r if counts[r] == 1 else f"{r} x{counts[r]}" for r in dict.fromkeys(reasons)]
+    return [
+        r if counts[r] == 1 else Reason(r.group, f"{r.detail} x{counts[r]}", r.sep)
+        for r in dict.fromkeys(reasons)
+    ]
 
 
-def compare_tokens(block: ProtectedTokens, reply: ProtectedTokens) -> list[str]:
+def compare_tokens(block: ProtectedTokens, reply: ProtectedTokens) -> list[Reason]:
     """The reasons ``reply`` does not keep ``block``'s protected tokens, in kind order (see the
     module docstring for their forms; a reason that applies ``N`` times ends in `` xN``); empty
     when the multisets are equal."""
     lost = block.counts - reply.counts
     added = reply.counts - block.counts
-    reasons: list[str] = []
+    reasons: list[Reason] = []
     for kind in KINDS:
         lost_keys = [k for (kd, k), n in lost.items() if kd == kind for _ in range(n)]
         added_keys = [k for (kd, k), n in added.items() if kd == kind for _ in range(n)]
@@ -301,17 +305,19 @@ def compare_tokens(block: ProtectedTokens, reply: ProtectedTokens) -> list[str]:
         for key in lost_keys:
             written = reply.escaped.get((kind, key))
             if written is not None:
-                reasons.append(f"escaped {kind} {_short(written)}")
+                reasons.append(Reason(f"escaped {kind}", _short(written)))
             else:
                 still_lost.append(next(lost_forms[key]))
         added_shown = [next(added_forms[k]) for k in added_keys]
         pairs = min(len(still_lost), len(added_shown))
         for old, new in zip(still_lost[:pairs], added_shown[:pairs], strict=True):
-            reasons.append(f"changed {kind} {_short(old)} -> {_short(new)}")
-        reasons.extend(f"lost {kind} {_short(form)}" for form in still_lost[pairs:])
-        reasons.extend(f"added {kind} {_short(form)}" for form in added_shown[pairs:])
+            reasons.append(Reason(f"changed {kind}", f"{_short(old)} -> {_short(new)}"))
+        reasons.extend(Reason(f"lost {kind}", _short(form)) for form in still_lost[pairs:])
+        reasons.extend(Reason(f"added {kind}", _short(form)) for form in added_shown[pairs:])
         if kind == "number":  # names come after numbers: both are facts in plain words
             reasons.extend(
-                f"lost name {form}" for key, form in block.names.items() if key not in reply.words
+                Reason("lost name", form)
+                for key, form in block.names.items()
+                if key not in reply.words
             )
     return _counted(reasons)

@@ -66,7 +66,7 @@ def test_a_clause_dropped_from_inside_a_sentence_is_rejected() -> None:
     )
     verdict = check_reply(BLOCK, reply, GuardConfig())
     assert verdict.text is None
-    assert verdict.reasons[0].startswith('lost words "relationships, suggest, continued')
+    assert str(verdict.reasons[0]).startswith('lost words "relationships, suggest, continued')
 
 
 def test_a_light_copy_edit_keeps_enough_words() -> None:

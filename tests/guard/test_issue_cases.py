@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from owlai_refine.blocks import Block, BlockKind
 from owlai_refine.config import GuardConfig
-from owlai_refine.guard import Verdict, check_reply
+from owlai_refine.guard import Reason, Verdict, check_reply
 from owlai_refine.parser import parse
 
 CONFIG = GuardConfig()
@@ -20,14 +20,12 @@ def test_cut_reply_with_stop_loses_url_and_citation() -> None:
     block = _block("- Revenue rose 12% in 2024 ([Reuters, 2024](https://www.reuters.com/x)) [4].")
     assert block.kind is BlockKind.LIST_ITEM
     reply = "- Revenue increased by 12% in 2024 ([Reuters, 2024](https://www.reu"
-    assert check_reply(block, reply, CONFIG) == Verdict(
-        None,
-        (
-            'cut off: ends "s, 2024](https://www.reu"',
-            "lost citation [4]",
-            "changed url https://www.reuters.com/x -> https://www.reu",
-        ),
-        unwrapped=("list_marker",),
+    verdict = check_reply(block, reply, CONFIG)
+    assert (verdict.text, verdict.unwrapped) == (None, ("list_marker",))
+    assert tuple(map(str, verdict.reasons)) == (
+        'cut off: ends "s, 2024](https://www.reu"',
+        "lost citation [4]",
+        "changed url https://www.reuters.com/x -> https://www.reu",
     )
 
 
@@ -63,7 +61,7 @@ def test_escaped_footnote_changed_citation_lost_url_and_code() -> None:
     reply = "- Shor's algorithm can break RSA\\[^2\\] and ECC [4]; see NIST and ML-KEM."
     verdict = check_reply(block, reply, CONFIG)
     assert verdict.text is None
-    assert verdict.reasons == (
+    assert tuple(map(str, verdict.reasons)) == (
         "changed citation [3] -> [4]",
         "escaped footnote \\[^2\\]",
         "lost url https://www.nist.gov/pqc",
@@ -75,7 +73,9 @@ def test_escaped_footnote_changed_citation_lost_url_and_code() -> None:
 def test_heading_and_bullets_are_rejected_as_structure() -> None:
     reply = "## Summary\n\n- Quantum computers threaten RSA [1].\n- They also threaten ECC."
     verdict = check_reply(_block(QUANTUM), reply, CONFIG)
-    assert verdict == Verdict(None, ("structure: heading", "structure: list"))
+    assert verdict == Verdict(
+        None, (Reason("structure", "heading", ": "), Reason("structure", "list", ": "))
+    )
 
 
 def test_korean_paragraph_answered_in_english_is_rejected_as_language() -> None:
@@ -86,13 +86,13 @@ def test_korean_paragraph_answered_in_english_is_rejected_as_language() -> None:
         "Quantum computers threaten RSA and ECC encryption [1]. "
         "Therefore, new standards are needed."
     )
-    assert check_reply(block, reply, CONFIG) == Verdict(None, ("language ko -> latin",))
+    assert check_reply(block, reply, CONFIG) == Verdict(None, (Reason("language", "ko -> latin"),))
 
 
 def test_one_sentence_forty_times_is_rejected_as_repetition() -> None:
     verdict = check_reply(_block(QUANTUM), " ".join([QUANTUM] * 40), CONFIG)
     assert verdict.text is None
-    assert verdict.reasons == (
+    assert tuple(map(str, verdict.reasons)) == (
         'repetition: sentence x40 "quantum computers threaten rsa and ecc [1]."',
         "too long: 40.91x",
         "added citation [1] x39",

@@ -207,7 +207,7 @@ def test_swapping_the_sides_of_an_opposites_pair_flips_polarity() -> None:
             for one, other in ((block, reply), (reply, block)):
                 reasons = polarity_problems(one, other, script)
                 # "非公開" -> "公開" may be the negation's reason: either is a flip
-                if not any(r.startswith("changed polarity") for r in reasons):
+                if not any(r.group.startswith("changed polarity") for r in reasons):
                     wrong.append(f"{name}: {one!r} -> {other!r}: {reasons}")
     assert wrong == []
 

@@ -26,7 +26,7 @@ from tests.guard.test_check_reply import block_for
     ],
 )
 def test_the_ending(block: str, reply: str, reasons: list[str]) -> None:
-    assert punctuation_problems(block, reply) == reasons
+    assert [str(r) for r in punctuation_problems(block, reply)] == reasons
 
 
 @pytest.mark.parametrize(
@@ -49,9 +49,8 @@ def test_a_typo_two_edits_away_is_a_changed_spelling() -> None:
     block = "Costs of integration with legacy systems remain high."
     reply = "Costs of integartoin with legacy systems remain high."
     assert _edits("integration", "integartoin") == 2
-    assert 'changed spelling "integration" -> "integartoin"' in meaning_problems(
-        block, reply, "latin"
-    )
+    reasons = meaning_problems(block, reply, "latin")
+    assert 'changed spelling "integration" -> "integartoin"' in map(str, reasons)
 
 
 def test_a_loop_after_a_phrase_the_block_itself_repeats_is_seen() -> None:
@@ -62,13 +61,13 @@ def test_a_loop_after_a_phrase_the_block_itself_repeats_is_seen() -> None:
 
 def test_a_name_moved_into_code_is_the_token_checks_not_a_lost_name() -> None:
     reasons = meaning_problems("Built by NVIDIA in 2024.", "Built by `NVIDIA` in 2024.", "latin")
-    assert not [r for r in reasons if "name" in r]
+    assert not [r for r in reasons if "name" in r.group]
 
 
 def test_a_cut_off_reply_says_its_lost_ending_once_and_every_other_reason() -> None:
     block = block_for('The vendor calls it "continuous batching" in its docs.', "paragraph")
     verdict = check_reply(block, "The vendor calls it continuous batching in its do", GuardConfig())
     assert verdict.text is None
-    assert not any(r.startswith("lost ending") for r in verdict.reasons)
-    assert verdict.reasons[0].startswith("cut off")
-    assert 'lost quotes "continuous batching"' in verdict.reasons
+    assert not any(r.group == "lost ending" for r in verdict.reasons)
+    assert verdict.reasons[0].group == "cut off"
+    assert 'lost quotes "continuous batching"' in map(str, verdict.reasons)

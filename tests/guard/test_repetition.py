@@ -11,12 +11,16 @@ from hypothesis import strategies as st
 
 from owlai_refine.blocks import Block
 from owlai_refine.config import GuardConfig
-from owlai_refine.guard import watchdog_for
+from owlai_refine.guard import Reason, watchdog_for
 from owlai_refine.guard.repetition import MAX_UNIT, RepetitionDetector, repetition_problem, units
 from owlai_refine.parser import parse
 
 CONFIG = GuardConfig()
 CHARS_PER_TOKEN = 4  # English, roughly; the yardstick for "256 tokens"
+
+
+def _text(reason: Reason | None) -> str | None:
+    return None if reason is None else str(reason)
 
 
 def _block(text: str) -> Block:
@@ -122,14 +126,14 @@ def test_watchdog_allows_what_the_block_repeats() -> None:
 def test_sentence_repeated_far_apart() -> None:
     filler = ["Alpha rose.", "Beta fell sharply in May.", "Gamma held.", "Delta doubled."]
     reply = " ".join(f"{f} Prices rose again." for f in filler[:3])
-    assert repetition_problem("Prices rose.", reply, 3, 8) == (
+    assert _text(repetition_problem("Prices rose.", reply, 3, 8)) == (
         'repetition: sentence x3 "prices rose again."'
     )
-    assert repetition_problem("Prices rose.", reply, 4, 8) is None
+    assert _text(repetition_problem("Prices rose.", reply, 4, 8)) is None
 
 
 def test_short_sentences_are_not_counted() -> None:
-    assert repetition_problem("x", "Yes. No. Yes. No. Yes. Maybe so.", 3, 8) is None
+    assert _text(repetition_problem("x", "Yes. No. Yes. No. Yes. Maybe so.", 3, 8)) is None
 
 
 def test_threshold_and_window_come_from_the_config() -> None:
@@ -226,7 +230,7 @@ def test_any_script_is_cut_within_256_tokens_of_the_second_round(sentence: str) 
 def test_a_short_phrase_three_times_in_a_row_is_a_loop(phrase: str) -> None:
     block = "The outlook is strong, supported by sustained growth potential."
     reply = f"The outlook is strong, {phrase * 3} and more."
-    reason = repetition_problem(block, reply, 3, 8)
+    reason = _text(repetition_problem(block, reply, 3, 8))
     assert reason is not None and reason.startswith("repetition: phrase x3")
     watchdog = watchdog_for(_block(block), CONFIG)
     assert _stream(watchdog, reply) is not None  # cut while streaming, by its third copy
@@ -241,7 +245,7 @@ def test_a_short_phrase_three_times_in_a_row_is_a_loop(phrase: str) -> None:
     ],
 )
 def test_short_stutters_and_pairs_are_not_loops(reply: str) -> None:
-    assert repetition_problem("Some text here.", reply, 3, 8) is None
+    assert _text(repetition_problem("Some text here.", reply, 3, 8)) is None
 
 
 def test_a_run_the_block_itself_has_is_allowed() -> None:
@@ -259,7 +263,7 @@ def test_a_short_loop_after_a_long_cjk_run_is_caught() -> None:
     )
     loop = "Mixture of Experts, Mixture of Experts, Mixture of Experts"
     reply = block[:-1] + f"\uff0c即 {loop} 架构。"
-    assert repetition_problem(block, reply, 3, 8) == (
+    assert _text(repetition_problem(block, reply, 3, 8)) == (
         'repetition: phrase x3 in a row "mixture of experts"'
     )
 
@@ -268,6 +272,6 @@ def test_a_short_loop_is_named_not_a_phrase_the_block_repeats() -> None:
     platforms = "is supported on Linux, macOS and Windows by default."
     block = f"Tool A {platforms} Tool B {platforms} Tool C {platforms}"
     reply = block[:-1] + " on all platforms, on all platforms, on all platforms."
-    assert repetition_problem(block, reply, 3, 8) == (
+    assert _text(repetition_problem(block, reply, 3, 8)) == (
         'repetition: phrase x3 in a row "on all platforms"'
     )

@@ -92,5 +92,5 @@ def test_mutated_blocks_are_rejected_with_the_reason(
         tried += 1
         verdict = check_reply(block, mutated, CONFIG)
         assert verdict.text is None, (block.text, mutated)
-        assert any(r.startswith(group) for r in verdict.reasons), (mutated, verdict.reasons)
+        assert any(r.group.startswith(group) for r in verdict.reasons), (mutated, verdict.reasons)
     assert tried >= 10

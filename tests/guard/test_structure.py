@@ -11,7 +11,7 @@ BLOCK = "Quantum computers threaten RSA [1]."
 
 
 def _problems(reply: str, block: str = BLOCK) -> list[str]:
-    return structure_problems(parse_tokens(block), parse_tokens(reply))
+    return [str(r) for r in structure_problems(parse_tokens(block), parse_tokens(reply))]
 
 
 @pytest.mark.parametrize(

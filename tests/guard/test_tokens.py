@@ -24,7 +24,7 @@ def test_tokens(case: dict[str, Any]) -> None:
 
 
 def _diff(block: str, reply: str) -> list[str]:
-    return compare_tokens(protected_tokens(block), protected_tokens(reply))
+    return [str(r) for r in compare_tokens(protected_tokens(block), protected_tokens(reply))]
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,147 @@
+"""The guard's rules, in order: each a small function over one shared analysis of the pair
+(:class:`~owlai_refine.guard.pair.Pair`) returning structured reasons.
+
+A :class:`Rule` has a name, a function ``(pair, config) -> reasons`` and a gate: ``always``;
+``paragraph`` (only when the reply is shaped like the block: a single paragraph's checks);
+``language`` (only when the reply kept the block's language: words can only be compared within
+one); ``meaning`` (both). Adding a check is adding one entry to :data:`RULES`.
+
+=========================  =========  ==========================================================
+rule                       gate       refuses
+=========================  =========  ==========================================================
+``structure``              always     a heading, list, fence, table, blank line ... the block lacks
+``repetition``             always     a phrase or sentence looping
+``length``                 always     a reply far shorter or longer than the block
+``cut_off``                paragraph  a reply that stops mid-word where the block ended a sentence
+``language``               always     another language
+``content``                language   a sentence, a quarter of the words, new matter
+``tokens``                 always     a citation, footnote, link, URL, code, math, HTML, emphasis,
+                                      number or name changed, lost or added
+``tables``                 meaning    the word tables (negators, hedges, opposites, dates, number
+                                      words), numbers in context, names, clauses, markers in place,
+                                      tense, spelling, endings and quotes (``guard.meaning``)
+``roles``                  meaning    a degree, tense or comparison word added or dropped
+``swapped_words``          meaning    two words that traded places
+``lost_list_element``      meaning    an item of an enumeration dropped
+``moved_negation``         meaning    a negation moved to another word
+``links``                  meaning    two link texts or two parenthesised labels swapped
+``antonyms``               meaning    a word replaced by its opposite
+=========================  =========  ==========================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from owlai_refine.config import GuardConfig
+from owlai_refine.guard.content import added_words, lost_sentences, lost_words
+from owlai_refine.guard.cutoff import cut_off, length_problem
+from owlai_refine.guard.language import language_label, language_problem
+from owlai_refine.guard.meaning import meaning_problems
+from owlai_refine.guard.pair import Pair
+from owlai_refine.guard.reasons import Reason
+from owlai_refine.guard.repetition import repetition_problem
+from owlai_refine.guard.rules.links import label_reasons, link_reasons
+from owlai_refine.guard.rules.negation import negation_reasons
+from owlai_refine.guard.rules.order import list_reasons, swap_reasons
+from owlai_refine.guard.rules.roles import role_reasons
+from owlai_refine.guard.rules.words import antonym_reasons
+from owlai_refine.guard.structure import structure_problems
+from owlai_refine.guard.tokens import compare_tokens, protected_tokens
+
+__all__ = ["RULES", "Gate", "Rule", "run_rules"]
+
+Gate = Literal["always", "paragraph", "language", "meaning"]
+Check = Callable[[Pair, GuardConfig], Iterable[Reason]]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One check: its ``name``, its function and its :data:`Gate`."""
+
+    name: str
+    check: Check
+    gate: Gate = "meaning"
+
+
+def _some(reason: Reason | None) -> list[Reason]:
+    return [] if reason is None else [reason]
+
+
+def _content(pair: Pair, config: GuardConfig) -> list[Reason]:
+    del config
+    reasons = lost_sentences(pair.block_words, pair.reply_words)
+    if not reasons:
+        reasons += _some(lost_words(pair.block_words, pair.reply_words))
+    return reasons + _some(added_words(pair.block_words, pair.reply_words))
+
+
+def _tokens(pair: Pair, config: GuardConfig) -> list[Reason]:
+    del config
+    return compare_tokens(
+        protected_tokens(pair.block, pair.block_parse[0], spelled=pair.reply_digits),
+        protected_tokens(pair.reply, pair.reply_parse[0], spelled=pair.block_digits),
+    )
+
+
+def _language(pair: Pair, config: GuardConfig) -> list[Reason]:
+    return _some(language_problem(pair.block, pair.reply)) if config.check_language else []
+
+
+def _pair_only(fn: Callable[[Pair], list[Reason]]) -> Check:
+    def check(pair: Pair, config: GuardConfig) -> list[Reason]:
+        del config
+        return fn(pair)
+
+    check.__doc__ = fn.__doc__
+    return check
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("structure", lambda p, c: structure_problems(p.block_parse, p.reply_parse), "always"),
+    Rule(
+        "repetition",
+        lambda p, c: _some(
+            repetition_problem(p.block, p.reply, c.repeat_threshold, c.repeat_window)
+        ),
+        "always",
+    ),
+    Rule("length", lambda p, c: _some(length_problem(p.block, p.reply, c)), "always"),
+    Rule("cut_off", lambda p, c: _some(cut_off(p.block, p.reply)), "paragraph"),
+    Rule("language", _language, "always"),
+    Rule("content", _content, "language"),
+    Rule("tokens", _tokens, "always"),
+    Rule("tables", lambda p, c: meaning_problems(p.block_words, p.reply_words, p.label)),
+    Rule("roles", _pair_only(role_reasons)),
+    Rule("swapped_words", _pair_only(swap_reasons)),
+    Rule("lost_list_element", _pair_only(list_reasons)),
+    Rule("moved_negation", _pair_only(negation_reasons)),
+    Rule("links", _pair_only(lambda p: link_reasons(p) + label_reasons(p))),
+    Rule("antonyms", _pair_only(antonym_reasons)),
+)
+"""Every rule, in the order their reasons are reported."""
+
+
+def run_rules(block: str, reply: str, config: GuardConfig) -> list[Reason]:
+    """Every reason of every rule whose gate is open, for the Markdown texts of a block and
+    of its (unwrapped) reply, in :data:`RULES` order."""
+    pair = Pair(block, reply, language_label(block))
+    reasons: list[Reason] = []
+    structural = language_changed = False
+    for rule in RULES:
+        if rule.gate == "paragraph" and structural:
+            continue
+        if rule.gate == "language" and language_changed:
+            continue
+        if rule.gate == "meaning" and (structural or language_changed):
+            continue
+        found = list(rule.check(pair, config))
+        if rule.name == "structure":
+            structural = bool(found)
+        if rule.name == "language":
+            # words can only be compared within one language, whether or not the check is on
+            language_changed = language_problem(block, reply) is not None
+        reasons += found
+    return reasons

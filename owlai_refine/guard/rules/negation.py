@@ -1,0 +1,63 @@
+"""The negation rule: a negation kept on the word it negated.
+
+Pure code, over the pair's analysed tokens. The word tables (``meaning``) count negators, so a
+negation added or dropped is theirs; a negation moved to another word with the count kept
+(Korean ``A하지 않고 B`` -> ``B하지 않고 A``, ``not X but Y`` -> ``not Y but X``) passes them.
+Here each negator is paired with the content word it negates (the nearest before it in Korean
+and Japanese, where the negation follows its verb: ``위임/하/지/않``, ``使え/ない``; the nearest
+after it in English and Chinese: ``not only``, ``不/依赖``), and the negated words must be the
+same: ``moved negation "위임" -> "선출"``.
+"""
+
+from __future__ import annotations
+
+from owlai_refine.guard.analysis import Analysis
+from owlai_refine.guard.pair import Pair
+from owlai_refine.guard.reasons import Reason, quoted
+
+__all__ = ["negation_reasons"]
+
+_NEGATORS = {
+    "en": frozenset({"not", "n't", "never", "no", "without", "nor"}),
+    "zh": frozenset({"不", "没", "没有", "非", "未", "无", "并非", "不是", "无需", "无法"}),
+    "ja": frozenset({"ない", "ず", "ぬ", "無い", "ません"}),
+    "ko": frozenset({"않다", "못", "안", "아니다", "없다", "못하다"}),
+}
+_BEFORE = frozenset({"ko", "ja"})
+_WINDOW = 2
+"""Content words on the negator's side that it may negate."""
+
+
+def _negations(analysis: Analysis) -> list[frozenset[str]]:
+    """For each negator, the lemmas of the content words it may negate: the
+    :data:`_WINDOW` nearest content words on its side."""
+    negators = _NEGATORS.get(analysis.language, frozenset())
+    words = analysis.words
+    found: list[frozenset[str]] = []
+    for i, t in enumerate(words):
+        if t.lemma.lower() not in negators and t.text.lower() not in negators:
+            continue
+        side = words[:i][::-1] if analysis.language in _BEFORE else words[i + 1 :]
+        heads = [w.lemma.lower() for w in side if w.content and w.pos != "NUM"][:_WINDOW]
+        if heads:
+            found.append(frozenset(heads))
+    return found
+
+
+def negation_reasons(pair: Pair) -> list[Reason]:
+    """``moved negation "a" -> "b"`` when the reply has as many negations as the block but one
+    of the block's negates none of the words it negated, and what it negates now stood
+    unnegated in the block."""
+    old, new = _negations(pair.old), _negations(pair.new)
+    if len(old) != len(new) or not old:
+        return []
+    block_words = {t.lemma.lower() for t in pair.old.words}
+    unmatched = list(new)
+    for heads in old:
+        best = max(unmatched, key=lambda other: len(heads & other))
+        if heads & best:
+            unmatched.remove(best)
+            continue
+        if best <= block_words:
+            return [Reason("moved negation", f"{quoted(sorted(heads))} -> {quoted(sorted(best))}")]
+    return []

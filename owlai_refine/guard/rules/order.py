@@ -1,0 +1,230 @@
+"""The order rules: two words that traded places, and an element dropped from a list.
+
+Pure code, over the pair's analysed words (lemmas, so inflection is no change):
+
+- **swapped words**: two content words that each stand once in block and reply, in the
+  opposite order in the reply, with what stood between them kept between them (``smaller
+  validators take on less risk than larger validators`` -> ``larger ... than smaller``;
+  ``从 N4 到 N4P`` -> ``从 N4P 到 N4``). Two coordinated items reordered (``A and B`` -> ``B and
+  A``: nothing but a comma or a conjunction between them) and a phrase moved whole (what stood
+  between them is gone from between them) are faithful edits.
+- **lost list element**: an item of an enumeration (three or more items joined by commas or
+  ideographic commas, the last by a conjunction or a comma) whose content words are all gone
+  from the reply.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from owlai_refine.guard.analysis import Token
+from owlai_refine.guard.pair import Pair
+from owlai_refine.guard.reasons import Reason
+
+__all__ = ["list_reasons", "swap_reasons"]
+
+_SEPARATORS = frozenset({",", "\u3001", "\uff0c", ";", "\uff1b"})
+_COORDINATORS = frozenset({
+    "and", "or", "as well as", "和", "与", "及", "以及", "或", "或者", "跟", "と", "や", "及び",
+    "または", "및", "와", "과", "또는", "그리고", "이나", "나",
+})  # fmt: skip
+MIN_KEPT_BETWEEN = 0.5
+"""The share of the content words between two swapped words that must stand between them in
+the reply too, for the swap to be two words trading places (not a phrase moved whole)."""
+
+
+def _key(t: Token) -> str:
+    return t.lemma.lower()
+
+
+_SENTENCE_END = frozenset(".!?;\u3002\uff01\uff1f\uff1b")
+_PASSIVE = {"zh": frozenset({"被", "由", "受", "受到"}), "ja": frozenset({"れる", "られる"}),
+            "ko": frozenset({"되", "받"})}  # fmt: skip
+
+
+def _places(
+    tokens: tuple[Token, ...], language: str
+) -> dict[tuple[str, int], tuple[int, int, str]]:
+    """(content lemma, its occurrence: 0 for the first) -> (its index among the words, its
+    sentence, the case particle after it: Korean and Japanese mark roles with particles, not
+    word order)."""
+    seen: Counter[str] = Counter()
+    out: dict[tuple[str, int], tuple[int, int, str]] = {}
+    sentence = word = 0
+    for i, t in enumerate(tokens):
+        if t.punct:
+            sentence += t.text in _SENTENCE_END
+            continue
+        if t.content and t.pos != "NUM":  # numbers in their context are the number check's
+            key = (_key(t), seen[_key(t)])
+            seen[_key(t)] += 1
+            particle = ""
+            if language in ("ko", "ja"):
+                for nxt in tokens[i + 1 : i + 4]:
+                    if nxt.lemma in _ROLE_PARTICLES or nxt.tag[:3] in ("JKS", "JKO", "JX", "JKB"):
+                        particle = nxt.lemma
+                        break
+                    if nxt.content or nxt.punct:
+                        break
+            out[key] = (word, sentence, particle)
+        word += 1
+    return out
+
+
+def _passive(tokens: tuple[Token, ...], language: str) -> bool:
+    """True if ``tokens`` hold a passive (a change of voice reorders roles faithfully): in
+    English a form of *be* before a participle (an adverb may stand between)."""
+    if language == "en":
+        words = [t for t in tokens if not t.punct]
+        for i, t in enumerate(words):
+            if t.lemma != "be":
+                continue
+            for nxt in words[i + 1 : i + 3]:
+                if nxt.tag == "VBN" or nxt.text.lower().endswith(("ed", "en")):
+                    return True
+                if nxt.pos != "ADV":
+                    break
+        return False
+    marks = _PASSIVE.get(language, frozenset())
+    return any(t.lemma in marks for t in tokens)
+
+
+_RELATIONAL = frozenset({"ADP", "PART", "SCONJ"})
+_COPULA = frozenset({"be", "是", "为", "이다", "だ", "です", "である"})
+_ROLE_PARTICLES = frozenset({"が", "を", "は", "に", "で", "と", "から", "まで", "より", "へ"})
+"""Function words that relate two words (``than``, ``to``, ``not``, 比, 而非): two words with
+one of them between stand in different roles, unlike two items joined by ``and``."""
+
+
+def _coordinated(tokens: tuple[Token, ...], x: Token, y: Token, language: str) -> bool:
+    """True if ``x`` and ``y`` are items of one list: between them, list items and separators
+    or conjunctions (at least one), no clause: no auxiliary, subordinator or negator, no
+    English verb, and in CJK text no comma (an ideographic comma 、 joins list items, a comma
+    joins clauses)."""
+    i, j = tokens.index(x), tokens.index(y)
+    between = tokens[i + 1 : j]
+    cjk = language in ("zh", "ja", "ko")
+    joined = False
+    item = 0
+    for t in between:
+        key = t.text.lower()
+        if key in _SENTENCE_END or t.pos in ("AUX", "SCONJ") or _negator(t):
+            return False
+        if cjk and key in (",", "\uff0c"):
+            return False
+        if key in _SEPARATORS or key in _COORDINATORS:
+            joined, item = True, 0
+        elif t.pos == "VERB" and not cjk:
+            return False  # an English verb between: a clause, not a list
+        elif not t.punct:
+            item += 1
+            if item > MAX_ITEM:
+                return False  # a clause between, not a list item
+    return joined
+
+
+def _negator(t: Token) -> bool:
+    """True for a negating particle (``not``, 不, 非, 안)."""
+    return t.lemma.lower() in ("not", "n't", "不", "非", "没", "没有", "안", "못", "ない")
+
+
+def swap_reasons(pair: Pair) -> list[Reason]:
+    """``swapped words "smaller" <-> "larger"`` for the first pair of content words that traded
+    places (see the module docstring); empty if none did."""
+    language = pair.old.language
+    a, b = pair.old.words, pair.new.words
+    place_a, place_b = _places(pair.old.tokens, language), _places(pair.new.tokens, language)
+    if _passive(pair.old.tokens, language) != _passive(pair.new.tokens, language):
+        return []
+    shared = sorted((k for k in place_a if k in place_b), key=lambda k: place_a[k][0])
+    for i, x in enumerate(shared):
+        (xa, sxa, px_a), (xb, sxb, px_b) = place_a[x], place_b[x]
+        for y in shared[i + 1 :]:
+            (ya, sya, py_a), (yb, syb, py_b) = place_a[y], place_b[y]
+            if yb > xb or sxa != sya or sxb != syb:
+                continue  # the same order, or not one sentence on both sides
+            if a[xa].pos != a[ya].pos and {a[xa].pos, a[ya].pos} != {"NOUN", "PROPN"}:
+                continue  # words of different kinds: a sentence restructured
+            if language in ("ko", "ja") and not (px_a and px_a == py_b and py_a == px_b != px_a):
+                continue  # each kept its particle: a phrase moved with its role
+            if _coordinated(pair.old.tokens, a[xa], a[ya], language):
+                continue  # "A, B and C" -> "C, B and A": items of one list reordered
+            if all(t.lemma in _COPULA or t.pos == "DET" for t in a[xa + 1 : ya]):
+                continue  # "A is the B" -> "B is the A": an identity said the other way
+            between_a = [_key(t) for t in a[xa + 1 : ya] if t.content or t.pos in _RELATIONAL]
+            between_b = {_key(t) for t in b[yb + 1 : xb] if t.content or t.pos in _RELATIONAL}
+            if not between_a:
+                continue
+            kept = sum(1 for k in between_a if k in between_b)
+            if (
+                kept >= MIN_KEPT_BETWEEN * len(between_a)
+                and len(between_b) <= 2 * len(between_a) + 2
+            ):
+                return [Reason("swapped words", f'"{a[xa].text}" <-> "{a[ya].text}"')]
+    return []
+
+
+MAX_ITEM = 5
+"""Words at most in one item of an enumeration (longer runs between commas are clauses)."""
+
+
+def _enumerations(tokens: tuple[Token, ...]) -> list[list[list[Token]]]:
+    """The enumerations of ``tokens``: each a list of items, each item its tokens. An
+    enumeration is three or more short items (:data:`MAX_ITEM` words) joined by ideographic
+    commas, or by commas with a conjunction before the last item."""
+    out: list[list[list[Token]]] = []
+    items: list[list[Token]] = [[]]
+    joiners: list[str] = []
+
+    def close() -> None:
+        full = [i for i in items if i]
+        if (
+            len(full) >= 3
+            and all(len(i) <= MAX_ITEM for i in full[1:-1])
+            and (all(j in ("\u3001", "\u3001") for j in joiners) or joiners[-1:] != [","])
+            and len(joiners) >= 2
+        ):
+            out.append(full)
+
+    for t in tokens:
+        key = t.text.lower()
+        if key in _SEPARATORS or key in _COORDINATORS:
+            if items[-1]:
+                items.append([])
+                joiners.append("," if key in (",", "\uff0c") else key)
+            elif key in _COORDINATORS and joiners:
+                joiners[-1] = key  # "A, B, and C": the conjunction joins the last item
+            continue
+        if t.punct or (t.pos in ("VERB", "AUX") and len(items) > 1):
+            close()
+            items, joiners = [[]], []
+            if not t.punct:
+                items[-1].append(t)
+            continue
+        items[-1].append(t)
+    close()
+    return out
+
+
+def list_reasons(pair: Pair) -> list[Reason]:
+    """``lost list element "astronomy"`` for each item of the block's enumerations whose
+    content words are all gone from the reply (see the module docstring)."""
+    reply_keys = {_key(t) for t in pair.new.words} | {t.text.lower() for t in pair.new.words}
+    reply_text = pair.reply_prose.lower()
+    reasons: list[Reason] = []
+    reply_content = " ".join(_key(t) for t in pair.new.words if t.content)
+    for items in _enumerations(pair.old.tokens):
+        for n, item in enumerate(items):
+            others = {_key(t) for m, other in enumerate(items) if m != n for t in other}
+            content = [t for t in item if t.content and _key(t) not in others]
+            if not content:  # every word also in another item: the item is its sequence
+                sequence = " ".join(_key(t) for t in item if t.content)
+                if sequence and f" {sequence} " not in f" {reply_content} ":
+                    reasons.append(
+                        Reason("lost list element", f'"{" ".join(t.text for t in item)}"')
+                    )
+                continue
+            if all(_key(t) not in reply_keys and t.text.lower() not in reply_text for t in content):
+                words = " ".join(t.text for t in item)
+                reasons.append(Reason("lost list element", f'"{words}"'))
+    return reasons[:1]

@@ -1,0 +1,83 @@
+"""The role rule: the words that set a claim's degree, time and comparison kept.
+
+Pure code. Each role of ``analysis/roles.toml`` (an intensifier, a past tense, a comparison,
+...) is counted in the block's and the reply's analysed prose; a role whose count changed is a
+change of meaning: ``changed degree: intensifier "significantly" -> ∅``, ``changed tense: past
+"了" -> ∅``, ``changed comparison: comparative "更" x2 -> "更"``. A word of a role may replace
+another of the same role (``significantly`` -> ``substantially``). English comparatives are
+read from the analyser's tags too (``higher``: ``JJR``), and English tense is the tense
+module's.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from owlai_refine.guard.analysis import Analysis, Token
+from owlai_refine.guard.analysis.roles import ROLE_FAMILIES, policy
+from owlai_refine.guard.pair import Pair
+from owlai_refine.guard.reasons import Reason, quoted
+
+__all__ = ["role_reasons"]
+
+_EN_COMPARATIVE = frozenset({"more", "less", "fewer"})
+
+
+def _roles(analysis: Analysis) -> dict[str, list[str]]:
+    """Role -> the surface forms that play it, in order."""
+    found: dict[str, list[str]] = {}
+    words = analysis.words
+    for i, t in enumerate(words):
+        for role in t.roles:
+            found.setdefault(role, []).append(t.text)
+        if analysis.language == "en" and _comparative(t, words[i + 1 : i + 3]):
+            found.setdefault("comparative", []).append(t.text)
+    return found
+
+
+def _comparative(t: Token, after: tuple[Token, ...]) -> bool:
+    """An English comparative: an adjective or adverb in ``-er`` (``JJR``, ``RBR``), ``more``,
+    ``less``, ...; not ``more than 5`` (an approximation of a number: the word tables')."""
+    if [a.lemma for a in after[:1]] == ["than"] and after[1:2] and after[1].pos == "NUM":
+        return False
+    return (
+        t.tag in ("JJR", "RBR") and t.pos in ("ADJ", "ADV")
+    ) or t.text.lower() in _EN_COMPARATIVE
+
+
+def _gained_other(role: str, old: dict[str, list[str]], new: dict[str, list[str]]) -> bool:
+    """True if another role of ``role``'s family is in ``new`` and not in ``old``."""
+    family = ROLE_FAMILIES[role]
+    return any(
+        ROLE_FAMILIES[r] == family and r != role and new.get(r) and not old.get(r)
+        for r in ROLE_FAMILIES
+    )
+
+
+def role_reasons(pair: Pair) -> list[Reason]:
+    """One reason per role whose count differs between block and reply (see the module
+    docstring), in the order of ``roles.toml``'s families."""
+    old, new = _roles(pair.old), _roles(pair.new)
+    rules = policy(pair.old.language)
+    reasons: list[Reason] = []
+    for role in sorted(old.keys() | new.keys(), key=list(ROLE_FAMILIES).index):
+        a, b = old.get(role, []), new.get(role, [])
+        if len(a) == len(b):
+            continue
+        rule = rules[role]
+        if rule == "presence" and bool(a) == bool(b):
+            continue
+        if rule == "lost" and len(b) > len(a):
+            continue
+        if rule == "shift" and not (a and not b and _gained_other(role, old, new)):
+            continue
+        lost = list((Counter(a) - Counter(b)).elements())
+        added = list((Counter(b) - Counter(a)).elements())
+        if not lost and not added:  # the same words, said another number of times
+            lost, added = (a, []) if len(a) > len(b) else ([], b)
+        reasons.append(
+            Reason(
+                f"changed {ROLE_FAMILIES[role]}", f"{role} {quoted(lost)} -> {quoted(added)}", ": "
+            )
+        )
+    return reasons
