@@ -24,7 +24,7 @@ import anyio
 import structlog
 
 from owlai_refine.blocks import Block, Document
-from owlai_refine.call import Reply, call_model
+from owlai_refine.call import Limits, Reply, call_model
 from owlai_refine.config import RefineConfig, redact_url
 from owlai_refine.errors import (
     AuthError,
@@ -257,6 +257,11 @@ class _Run:
             request_id=request_id,
             attempt=attempt,
             stream=self.config.stream,
+            limits=Limits(
+                deadline_s=self.config.request_deadline_s
+                + self.config.deadline_per_token_s * request.max_tokens,
+                token_gap_s=self.config.token_timeout_s,
+            ),
         )
         block, stream = request.block, self.config.stream
         body = self.priority.body(endpoint.base_url, self.config.sampling_body())
@@ -342,8 +347,8 @@ class _Run:
         )
 
     def judge(self, block: Block, sent: _Sent) -> BlockOutcome:
-        """The outcome of a reply: rejected (watchdog or guard), truncated, unchanged or
-        refined."""
+        """The outcome of a reply: rejected (watchdog, a ``finish_reason`` other than
+        ``stop``, or the guard), truncated, unchanged or refined."""
         reply = sent.reply
         outcome = _outcome(
             block,
@@ -364,6 +369,8 @@ class _Run:
             return outcome.model_copy(
                 update={"status": OutcomeStatus.TRUNCATED, "reason": "length"}
             )
+        if reply.finish_reason != "stop":  # content_filter, tool_calls: not a finished edit
+            return _rejected(outcome, (f"finish_reason {reply.finish_reason}",))
         verdict = check_reply(block, reply.content, self.config.guard)
         if verdict.text is None:
             return _rejected(outcome, verdict.reasons)
