@@ -208,7 +208,14 @@ class RefineConfig(_Frozen):
     @field_validator("limiter")
     @classmethod
     def _check_limiter(cls, value: str | None) -> str | None:
-        if value is not None and urlsplit(value).scheme not in ("redis", "rediss", "unix"):
+        if value is None:
+            return value
+        try:
+            parts = urlsplit(value)
+            parts.port  # noqa: B018 - raises ValueError for a port that is no port
+        except ValueError as exc:
+            raise ValueError(f"limiter URL is not redis://HOST:PORT/DB ({exc})") from None
+        if parts.scheme not in ("redis", "rediss", "unix"):
             raise ValueError(f"limiter must be redis://HOST:PORT/DB, got {redact_url(value)!r}")
         return value
 

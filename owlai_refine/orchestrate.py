@@ -29,9 +29,11 @@ from owlai_refine.config import RefineConfig, redact_url
 from owlai_refine.errors import (
     AuthError,
     BlockCallError,
+    CassetteError,
     CassetteMissError,
     FatalCallError,
     LimiterError,
+    OutputError,
     RefineError,
     RetryableCallError,
 )
@@ -300,7 +302,7 @@ class _Run:
                 if exc.connection:
                     self.pool.set_aside(endpoint, exc)
                 raise
-            except (AuthError, CassetteMissError):
+            except (AuthError, CassetteError, OutputError):
                 # ends the run: cancel every other block now, before this slot is given back
                 # (a block waiting for it would otherwise send one more request)
                 if self.dispatching is not None:
