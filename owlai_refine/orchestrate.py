@@ -69,7 +69,7 @@ from owlai_refine.routing import Endpoint, EndpointPool
 from owlai_refine.splicer import splice
 from owlai_refine.verify import changed_outside_blocks
 
-__all__ = ["describe", "plan", "refine_document"]
+__all__ = ["describe", "plan", "refine_document", "workers_for"]
 
 _log = structlog.get_logger("owlai_refine")
 
@@ -106,6 +106,12 @@ def plan(doc: Document, config: RefineConfig) -> tuple[list[Block], dict[int, Bl
     if config.dispatch == "longest-first":  # the report is done when its slowest block is
         send.sort(key=lambda pair: (-pair[0], pair[1].id))
     return [b for _, b in send], skipped
+
+
+def workers_for(slots: int) -> int:
+    """Block tasks one run keeps going for a pool of ``slots`` slots: enough that a slot freed
+    while blocks wait out retry back-offs is taken at once."""
+    return 4 * slots + 8
 
 
 class _RunStopped(Exception):
@@ -162,22 +168,28 @@ class _Run:
 
     # ------------------------------------------------------------------ step 2: dispatch
     async def dispatch(self, to_send: list[Block]) -> dict[int, BlockOutcome]:
-        """Settle every block of ``to_send`` concurrently (the pool's slots bound how many are
-        in flight) and return their outcomes by block id.
+        """Settle every block of ``to_send`` concurrently and return their outcomes by block id.
+
+        A few workers per slot (:func:`workers_for`) take the blocks in ``to_send``'s order, so
+        a block costs memory (its messages, its task) only from when it is next to be sent: a
+        100,000-block report holds dozens of requests, not 100,000 (the pool's slots bound how
+        many are in flight; the spare workers send while others wait out a retry back-off).
 
         An error that ends the run (``AuthError``, ``CassetteMissError``) cancels the other
         blocks, is reported as :class:`RunAborted` and raised.
         """
         settled: dict[int, BlockOutcome] = {}
+        queue = iter(to_send)
 
-        async def settle_into(block: Block) -> None:
-            settled[block.id] = await self.settle(block)
+        async def worker() -> None:
+            for block in queue:  # shared: each block is taken by one worker, in order
+                settled[block.id] = await self.settle(block)
 
         try:
             async with anyio.create_task_group() as tg:
                 self.dispatching = tg.cancel_scope
-                for block in to_send:
-                    tg.start_soon(settle_into, block)
+                for _ in range(min(len(to_send), workers_for(self.pool.slots))):
+                    tg.start_soon(worker)
         except BaseExceptionGroup as group:
             fatal, rest = group.split(RefineError)
             if fatal is None or rest is not None:  # a bug, or a cancellation from outside
