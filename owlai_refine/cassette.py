@@ -16,6 +16,7 @@ flushed to disk, so a crashed run keeps what it got (``--resume`` sends only the
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -62,22 +63,39 @@ def _exchange(line: str) -> dict[str, Any]:
     response = exchange.get("response")
     if not isinstance(response, dict) or not isinstance(response.get("body"), str):
         raise ValueError("no 'response.body'")
+    status = response.get("status")
+    if not isinstance(status, int) or isinstance(status, bool) or not 100 <= status <= 599:
+        raise ValueError(f"'response.status' {status!r} is not an HTTP status")
     return exchange
 
 
-def load_cassette(path: Path, *, allow_cut_first: bool = False) -> dict[str, dict[str, Any]]:
+def _lines(text: str) -> list[str]:
+    """The lines of a cassette: split at ``\\n`` only (JSON escapes it inside strings), never
+    at U+2028, U+2029 or U+0085, which a report or reply may hold raw and ``str.splitlines``
+    would split at."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
+def load_cassette(
+    path: Path, *, allow_cut_first: bool = False, complete_only: bool = False
+) -> dict[str, dict[str, Any]]:
     """Read a cassette: ``{key: exchange}``. A later line for the same key wins, except that a
     complete exchange is never replaced by an incomplete one. A missing or empty file is empty.
 
     A final line cut short by a crash is ignored when good lines come before it (or always,
-    with ``allow_cut_first``, as ``--resume`` needs). Raises :class:`CassetteError` for a file
+    with ``allow_cut_first``, as ``--resume`` needs). With ``complete_only`` (``--resume``)
+    an exchange recorded incomplete (a stream that was cut or closed early) is left out, so
+    that its request is sent again. Raises :class:`CassetteError` for a file
     that is not UTF-8 JSON lines or holds a line that is not an exchange.
     """
     if not path.exists():
         return {}
     exchanges: dict[str, dict[str, Any]] = {}
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = _lines(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
         raise CassetteError(f"{path}: not a cassette (not UTF-8 text)") from exc
     except OSError as exc:
@@ -98,6 +116,8 @@ def load_cassette(path: Path, *, allow_cut_first: bool = False) -> dict[str, dic
         old = exchanges.get(key)
         if old is None or exchange.get("complete", True) or not old.get("complete", True):
             exchanges[key] = exchange
+    if complete_only:
+        return {k: e for k, e in exchanges.items() if e.get("complete", True) is True}
     return exchanges
 
 
@@ -166,9 +186,11 @@ class RecordingTransport(httpx2.AsyncBaseTransport):
     """Forwards requests to ``inner`` (default: the network) and appends each exchange to the
     cassette at ``path`` as its response ends, flushed.
 
-    With ``replay_first=True`` (``--resume``) a request already in the cassette is answered
-    from it and not sent again. Only 2xx responses are recorded (a retry's failures are not).
-    Raises :class:`CassetteError` if the file cannot be opened for appending.
+    With ``replay_first=True`` (``--resume``) a request already in the cassette, complete, is
+    answered from it and not sent again (an incomplete one is sent again). Only 2xx responses
+    are recorded (a retry's failures are not).
+    Raises :class:`CassetteError` if the file cannot be opened for appending, or (ending the
+    run) if an exchange cannot be written to it (a full disk).
     """
 
     def __init__(
@@ -180,7 +202,9 @@ class RecordingTransport(httpx2.AsyncBaseTransport):
     ) -> None:
         self.path = path
         self.inner = inner or httpx2.AsyncHTTPTransport()
-        self.known = load_cassette(path, allow_cut_first=True) if replay_first else {}
+        self.known = (
+            load_cassette(path, allow_cut_first=True, complete_only=True) if replay_first else {}
+        )
         self._lock = threading.Lock()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -229,13 +253,18 @@ class RecordingTransport(httpx2.AsyncBaseTransport):
     def _write(self, exchange: dict[str, Any]) -> None:
         line = json.dumps(exchange, ensure_ascii=False, sort_keys=True)
         with self._lock:
-            self._file.write(line + "\n")
-            self._file.flush()
-            os.fsync(self._file.fileno())
+            try:
+                self._file.write(line + "\n")
+                self._file.flush()
+                os.fsync(self._file.fileno())
+            except OSError as exc:
+                raise CassetteError(
+                    f"cannot write cassette {self.path}: {exc.strerror or exc}"
+                ) from exc
             self.recorded += 1
 
     async def aclose(self) -> None:
         """Close the cassette file and the inner transport."""
-        with self._lock:
+        with self._lock, contextlib.suppress(OSError):  # a failed write was raised already
             self._file.close()
         await self.inner.aclose()

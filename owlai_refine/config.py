@@ -137,6 +137,15 @@ class RefineConfig(_Frozen):
     connect_timeout_s: float = Field(default=10.0, gt=0)
     read_timeout_s: float = Field(default=300.0, gt=0)
     """Longest silence allowed while waiting for (the next part of) a reply."""
+    token_timeout_s: float = Field(default=120.0, gt=0)
+    """Streaming: the longest wait for the first token after the response headers, and
+    between two tokens. SSE comments (``: ping``) and bytes that make no token do not count:
+    a stream that sends no token for this long is cut and retried."""
+    request_deadline_s: float = Field(default=120.0, gt=0)
+    """Every request ends within ``request_deadline_s + deadline_per_token_s * max_tokens``
+    seconds of being sent, whatever the server sends meanwhile (it is then cut and retried)."""
+    deadline_per_token_s: float = Field(default=0.5, ge=0)
+    """See :attr:`request_deadline_s`: the time allowed per output token asked for."""
     output: OutputBudget = OutputBudget()
     retry: RetryPolicy = RetryPolicy()
     guard: GuardConfig = GuardConfig()
@@ -199,7 +208,14 @@ class RefineConfig(_Frozen):
     @field_validator("limiter")
     @classmethod
     def _check_limiter(cls, value: str | None) -> str | None:
-        if value is not None and urlsplit(value).scheme not in ("redis", "rediss", "unix"):
+        if value is None:
+            return value
+        try:
+            parts = urlsplit(value)
+            parts.port  # noqa: B018 - raises ValueError for a port that is no port
+        except ValueError as exc:
+            raise ValueError(f"limiter URL is not redis://HOST:PORT/DB ({exc})") from None
+        if parts.scheme not in ("redis", "rediss", "unix"):
             raise ValueError(f"limiter must be redis://HOST:PORT/DB, got {redact_url(value)!r}")
         return value
 

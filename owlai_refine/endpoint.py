@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
+from urllib.parse import urlsplit
 
 import httpx2
 import openai
@@ -14,7 +16,7 @@ from owlai_refine.errors import AuthError, ConfigError
 from owlai_refine.limiter import SlotLimiter, open_limiter
 from owlai_refine.routing import Endpoint, EndpointPool
 
-__all__ = ["endpoint_key", "make_client", "open_pool", "resolve_model"]
+__all__ = ["canonical_url", "endpoint_key", "make_client", "open_pool", "resolve_model"]
 
 
 def make_client(
@@ -50,9 +52,44 @@ def make_client(
     )
 
 
+def canonical_url(base_url: str) -> str:
+    """``base_url`` as one server has one name: scheme and host in lower case, the host
+    resolved to its address (the lowest IPv4 one, else the lowest IPv6 one; a name that does
+    not resolve stays a name), the port written out (80, 443 by default), no trailing slash,
+    no credentials, no query. ``http://localhost:8000/v1/`` and ``http://127.0.0.1:8000/v1``
+    are the same."""
+    parts = urlsplit(base_url)
+    scheme = parts.scheme.lower()
+    port = parts.port or (443 if scheme == "https" else 80)
+    host = (parts.hostname or "").lower()
+    try:
+        found = sorted({str(info[4][0]) for info in socket.getaddrinfo(host, port)})
+    except (OSError, UnicodeError):
+        found = []
+    v4 = [a for a in found if ":" not in a]
+    address = (v4 or found or [host])[0]
+    shown = f"[{address}]" if ":" in address else address
+    return f"{scheme}://{shown}:{port}{parts.path.rstrip('/')}"
+
+
 def endpoint_key(base_url: str, model: str) -> str:
-    """The key of the per-endpoint limiter: base URL (credentials removed) and model."""
-    return f"{redact_url(base_url)}#{model}"
+    """The key of the per-endpoint limiter: the server (:func:`canonical_url`: however its URL
+    is spelled, one server has one cap, across workers too) and the model."""
+    return f"{canonical_url(base_url)}#{model}"
+
+
+def _refuse_repeats(base_urls: Sequence[str]) -> None:
+    """Raise :class:`ConfigError` if two of ``base_urls`` name one server: each would get a
+    cap of its own, and the server twice the requests."""
+    seen: dict[str, str] = {}
+    for url in base_urls:
+        key = canonical_url(url)
+        if key in seen:
+            raise ConfigError(
+                f"{redact_url(seen[key])} and {redact_url(url)} are one server, listed twice; "
+                "give each endpoint once"
+            )
+        seen[key] = url
 
 
 async def resolve_model(client: openai.AsyncOpenAI, config: RefineConfig) -> str:
@@ -102,9 +139,10 @@ async def open_pool(
     on every endpoint. ``limiter`` replaces the limiter of a single endpoint; otherwise each gets
     :func:`~owlai_refine.limiter.open_limiter` for ``config.limiter``.
 
-    Raises :class:`ConfigError` (no model, servers disagree on it, ``limiter`` with several
-    endpoints, Redis extra missing) and :class:`AuthError`.
+    Raises :class:`ConfigError` (no model, servers disagree on it, one server listed twice,
+    ``limiter`` with several endpoints, Redis extra missing) and :class:`AuthError`.
     """
+    _refuse_repeats(base_urls)
     if limiter is not None and len(base_urls) > 1:
         raise ConfigError("an explicit limiter serves one endpoint; use config.limiter for several")
     async with AsyncExitStack() as stack:

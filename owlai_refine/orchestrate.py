@@ -24,14 +24,16 @@ import anyio
 import structlog
 
 from owlai_refine.blocks import Block, Document
-from owlai_refine.call import Reply, call_model
+from owlai_refine.call import Limits, Reply, call_model
 from owlai_refine.config import RefineConfig, redact_url
 from owlai_refine.errors import (
     AuthError,
     BlockCallError,
+    CassetteError,
     CassetteMissError,
     FatalCallError,
     LimiterError,
+    OutputError,
     RefineError,
     RetryableCallError,
 )
@@ -67,7 +69,7 @@ from owlai_refine.routing import Endpoint, EndpointPool
 from owlai_refine.splicer import splice
 from owlai_refine.verify import changed_outside_blocks
 
-__all__ = ["describe", "plan", "refine_document"]
+__all__ = ["describe", "plan", "refine_document", "workers_for"]
 
 _log = structlog.get_logger("owlai_refine")
 
@@ -104,6 +106,12 @@ def plan(doc: Document, config: RefineConfig) -> tuple[list[Block], dict[int, Bl
     if config.dispatch == "longest-first":  # the report is done when its slowest block is
         send.sort(key=lambda pair: (-pair[0], pair[1].id))
     return [b for _, b in send], skipped
+
+
+def workers_for(slots: int) -> int:
+    """Block tasks one run keeps going for a pool of ``slots`` slots: enough that a slot freed
+    while blocks wait out retry back-offs is taken at once."""
+    return 4 * slots + 8
 
 
 class _RunStopped(Exception):
@@ -160,22 +168,28 @@ class _Run:
 
     # ------------------------------------------------------------------ step 2: dispatch
     async def dispatch(self, to_send: list[Block]) -> dict[int, BlockOutcome]:
-        """Settle every block of ``to_send`` concurrently (the pool's slots bound how many are
-        in flight) and return their outcomes by block id.
+        """Settle every block of ``to_send`` concurrently and return their outcomes by block id.
+
+        A few workers per slot (:func:`workers_for`) take the blocks in ``to_send``'s order, so
+        a block costs memory (its messages, its task) only from when it is next to be sent: a
+        100,000-block report holds dozens of requests, not 100,000 (the pool's slots bound how
+        many are in flight; the spare workers send while others wait out a retry back-off).
 
         An error that ends the run (``AuthError``, ``CassetteMissError``) cancels the other
         blocks, is reported as :class:`RunAborted` and raised.
         """
         settled: dict[int, BlockOutcome] = {}
+        queue = iter(to_send)
 
-        async def settle_into(block: Block) -> None:
-            settled[block.id] = await self.settle(block)
+        async def worker() -> None:
+            for block in queue:  # shared: each block is taken by one worker, in order
+                settled[block.id] = await self.settle(block)
 
         try:
             async with anyio.create_task_group() as tg:
                 self.dispatching = tg.cancel_scope
-                for block in to_send:
-                    tg.start_soon(settle_into, block)
+                for _ in range(min(len(to_send), workers_for(self.pool.slots))):
+                    tg.start_soon(worker)
         except BaseExceptionGroup as group:
             fatal, rest = group.split(RefineError)
             if fatal is None or rest is not None:  # a bug, or a cancellation from outside
@@ -257,6 +271,11 @@ class _Run:
             request_id=request_id,
             attempt=attempt,
             stream=self.config.stream,
+            limits=Limits(
+                deadline_s=self.config.request_deadline_s
+                + self.config.deadline_per_token_s * request.max_tokens,
+                token_gap_s=self.config.token_timeout_s,
+            ),
         )
         block, stream = request.block, self.config.stream
         body = self.priority.body(endpoint.base_url, self.config.sampling_body())
@@ -295,7 +314,7 @@ class _Run:
                 if exc.connection:
                     self.pool.set_aside(endpoint, exc)
                 raise
-            except (AuthError, CassetteMissError):
+            except (AuthError, CassetteError, OutputError):
                 # ends the run: cancel every other block now, before this slot is given back
                 # (a block waiting for it would otherwise send one more request)
                 if self.dispatching is not None:
@@ -342,8 +361,8 @@ class _Run:
         )
 
     def judge(self, block: Block, sent: _Sent) -> BlockOutcome:
-        """The outcome of a reply: rejected (watchdog or guard), truncated, unchanged or
-        refined."""
+        """The outcome of a reply: rejected (watchdog, a ``finish_reason`` other than
+        ``stop``, or the guard), truncated, unchanged or refined."""
         reply = sent.reply
         outcome = _outcome(
             block,
@@ -364,6 +383,8 @@ class _Run:
             return outcome.model_copy(
                 update={"status": OutcomeStatus.TRUNCATED, "reason": "length"}
             )
+        if reply.finish_reason != "stop":  # content_filter, tool_calls: not a finished edit
+            return _rejected(outcome, (f"finish_reason {reply.finish_reason}",))
         verdict = check_reply(block, reply.content, self.config.guard)
         if verdict.text is None:
             return _rejected(outcome, verdict.reasons)

@@ -35,7 +35,7 @@ def test_the_text_is_written_byte_exact_through_a_new_inode(tmp_path: Path) -> N
     target = tmp_path / "out.md"
     target.write_bytes(OLD)
     before = target.stat().st_ino
-    assert files.write_atomic(str(target), NEW) is None
+    files.write_atomic(str(target), NEW)
     assert target.read_bytes() == NEW.encode("utf-8")
     # A rename puts a new file in place; writing into the old one would keep its inode.
     assert target.stat().st_ino != before
@@ -182,15 +182,18 @@ def test_backups_are_numbered_and_never_overwritten(tmp_path: Path) -> None:
     target = tmp_path / "out.md"
     target.write_bytes(OLD)
     (tmp_path / "out.md.~3~").write_bytes(b"third")
-    made = files.write_atomic(str(target), NEW, backup=True)
+    made = files.make_backup(str(target))
+    files.write_atomic(str(target), NEW)
     assert made == tmp_path / "out.md.~4~"
     assert made.read_bytes() == OLD
     assert (tmp_path / "out.md.~3~").read_bytes() == b"third"
-    assert files.write_atomic(str(target), "newer", backup=True) == tmp_path / "out.md.~5~"
+    assert files.make_backup(str(target)) == tmp_path / "out.md.~5~"
+    files.write_atomic(str(target), "newer")
     assert (tmp_path / "out.md.~5~").read_bytes() == NEW.encode()
     assert target.read_bytes() == b"newer"
+    assert leftovers(tmp_path, {"out.md", "out.md.~3~", "out.md.~4~", "out.md.~5~"}) == set()
     # No backup for a file that did not exist.
-    assert files.write_atomic(str(tmp_path / "fresh.md"), "x", backup=True) is None
+    assert files.make_backup(str(tmp_path / "fresh.md")) is None
 
 
 def test_a_failed_write_after_a_backup_keeps_the_target_and_the_backup(
@@ -203,8 +206,9 @@ def test_a_failed_write_after_a_backup_keeps_the_target_and_the_backup(
         raise OSError(errno.EIO, "Input/output error")
 
     monkeypatch.setattr(os, "replace", fail)
+    files.make_backup(str(target))
     with pytest.raises(OutputError):
-        files.write_atomic(str(target), NEW, backup=True)
+        files.write_atomic(str(target), NEW)
     assert target.read_bytes() == OLD
     assert (tmp_path / "out.md.~1~").read_bytes() == OLD
     assert leftovers(tmp_path, {"out.md", "out.md.~1~"}) == set()
@@ -271,7 +275,8 @@ def test_a_backup_another_process_made_meanwhile_is_never_overwritten(
         return name
 
     monkeypatch.setattr(files, "next_backup", raced)
-    assert files.write_atomic(str(target), NEW, backup=True) == tmp_path / "out.md.~2~"
+    assert files.make_backup(str(target)) == tmp_path / "out.md.~2~"
+    files.write_atomic(str(target), NEW)
     assert (tmp_path / "out.md.~1~").read_bytes() == b"the other run's backup"
     assert (tmp_path / "out.md.~2~").read_bytes() == OLD
     assert target.read_bytes() == NEW.encode()

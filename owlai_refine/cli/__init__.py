@@ -16,7 +16,6 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
 
 import anyio
 import httpx2
@@ -28,20 +27,19 @@ from owlai_refine.cassette import RecordingTransport, ReplayTransport
 from owlai_refine.cli.dryrun import print_plan
 from owlai_refine.cli.files import (
     DEFAULT_MAX_BYTES,
+    Backup,
+    Terminated,
     check_writable,
+    kept_backup,
     read_report,
     same_file,
     write_atomic,
+    write_stdout,
 )
 from owlai_refine.cli.logs import configure_json_logging
 from owlai_refine.cli.preflight import check_servers
-from owlai_refine.cli.progress import (
-    LiveProgress,
-    RunTracker,
-    default_ledger_path,
-    stderr_is_terminal,
-    summary,
-)
+from owlai_refine.cli.progress import default_ledger_path, summary
+from owlai_refine.cli.session import Session, home, scrubbed_stream
 from owlai_refine.config import Backend, RefineConfig
 from owlai_refine.errors import CassetteError, ConfigError, OutputError, RefineError
 from owlai_refine.events import log_event
@@ -50,9 +48,7 @@ from owlai_refine.parser import parse
 from owlai_refine.prompt import skip_reason
 from owlai_refine.refiner import refine
 from owlai_refine.results import RefineResult
-
-if TYPE_CHECKING:
-    from rich.console import Console
+from owlai_refine.scrub import url_secrets
 
 __all__ = ["COMMANDS", "Exit", "main", "split_command"]
 
@@ -213,7 +209,7 @@ def _parser() -> argparse.ArgumentParser:
         "--log-file",
         metavar="PATH",
         help="append the JSON log (the usage ledger) here; default: stderr, or at a terminal "
-        f"{_home(default_ledger_path())}, with a progress display on stderr",
+        f"{home(default_ledger_path())}, with a progress display on stderr",
     )
     p.add_argument(
         "--log-level", choices=["debug", "info", "warning", "error"], default="info",
@@ -256,14 +252,6 @@ def _parser() -> argparse.ArgumentParser:
         help="print the version and exit",
     )
     return p
-
-
-def _home(path: Path) -> str:
-    """``path`` with the home directory written ``~``, as a person would type it."""
-    try:
-        return "~/" + str(path.relative_to(Path.home()))
-    except ValueError:
-        return str(path)
 
 
 def _config(args: argparse.Namespace) -> RefineConfig:
@@ -377,7 +365,7 @@ def _preflight(args: argparse.Namespace, config: RefineConfig, source: str) -> N
         anyio.run(check_servers, config, config.base_urls)
 
 
-def _refine_report(args: argparse.Namespace, run: _Session) -> Exit:
+def _refine_report(args: argparse.Namespace, run: Session) -> Exit:
     config = _config(args)
     output = _output(args)
     source = read_report(args.report, args.max_bytes)
@@ -388,29 +376,33 @@ def _refine_report(args: argparse.Namespace, run: _Session) -> Exit:
         return Exit.OK
     transport = _transport(args)
     _preflight(args, config, source)
-    report_id = Path(args.report).stem[:40] if args.report != "-" else "stdin"
-    with structlog.contextvars.bound_contextvars(report_id=report_id), run.live(args.report):
-        result, caught = anyio.run(
-            _with_signals,
-            lambda: refine(
-                source,
-                config,
-                transport=transport,
-                report_id=report_id,
-                sinks=[log_event, run.tracker.sink],
-            ),
-        )
+    with kept_backup(output if args.in_place else None) as backup:  # before any request
+        report_id = Path(args.report).stem[:40] if args.report != "-" else "stdin"
+        with structlog.contextvars.bound_contextvars(report_id=report_id), run.live(args.report):
+            result, caught = anyio.run(
+                _with_signals,
+                lambda: refine(
+                    source,
+                    config,
+                    transport=transport,
+                    report_id=report_id,
+                    sinks=[log_event, run.tracker.sink],
+                ),
+            )
+            if result is None:
+                _log.warning("refine.interrupted", signal=signal.Signals(caught or 2).name)
         if result is None:
-            _log.warning("refine.interrupted", signal=signal.Signals(caught or 2).name)
-    err = run.err
-    if result is None:
-        err.write("refine: interrupted; no output was written\n")
-        return Exit.TERMINATED if caught == signal.SIGTERM else Exit.INTERRUPTED
-    return _finish(args, run, result, output)
+            run.err.write("refine: interrupted; no output was written\n")
+            return Exit.TERMINATED if caught == signal.SIGTERM else Exit.INTERRUPTED
+        return _finish(args, run, result, output, backup)
 
 
 def _finish(
-    args: argparse.Namespace, run: _Session, result: RefineResult, output: str | None
+    args: argparse.Namespace,
+    run: Session,
+    result: RefineResult,
+    output: str | None,
+    backup: Backup,
 ) -> Exit:
     """Write the refined report (unless no request reached a server), then tell the person."""
     err, tracker = run.err, run.tracker
@@ -418,23 +410,26 @@ def _finish(
         raise ConfigError(
             f"no request reached {tracker.base_url} ({tracker.last_error}); nothing was written"
         )
-    backup = None
     if output:
-        backup = write_atomic(output, result.text, backup=args.in_place)
+        write_atomic(output, result.text)
+        backup.written = True
     else:
-        sys.stdout.buffer.write(result.text.encode("utf-8"))
-        sys.stdout.flush()
+        write_stdout(result.text)
     if run.console is not None:
         for line in summary(
-            result, tracker, wrote=output or "stdout", ledger=run.ledger, backup=str(backup or "")
+            result,
+            tracker,
+            wrote=output or "stdout",
+            ledger=run.ledger,
+            backup=str(backup.path or ""),
         ):
             run.console.print(line, highlight=False, soft_wrap=True)
     else:
         if args.log_file:
             counts = ", ".join(f"{v} {k}" for k, v in result.counts.items() if v)
             err.write(f"refine: {counts or 'no blocks'} in {result.elapsed_s:.1f} s\n")
-        if backup:
-            err.write(f"refine: the replaced text is kept as {backup}\n")
+        if backup.path:
+            err.write(f"refine: the replaced text is kept as {backup.path}\n")
     code = Exit.for_result(result)
     if code is Exit.LIMITER:
         err.write(f"refine: {result.stop_reason}; unsent blocks kept their text\n")
@@ -446,49 +441,6 @@ def _finish(
             f"{f'; first error: {why}' if why else ''}\n"
         )
     return code
-
-
-class _Session:
-    """Where this run's output for people and for machines goes: at a terminal, a progress
-    display and summary on stderr and the JSON log in a file (``--log-file`` or the default
-    ledger); elsewhere the JSON log on stderr (or ``--log-file``) as before."""
-
-    def __init__(self, args: argparse.Namespace, err: TextIO) -> None:
-        self.err = err
-        self.tracker = RunTracker()
-        self.console: Console | None = None
-        self.ledger = args.log_file or ""
-        self.log_stream: TextIO = err
-        if stderr_is_terminal(err) and not args.dry_run:
-            from rich.console import Console  # noqa: PLC0415 - only at a terminal
-
-            self.console = Console(file=err, force_terminal=True, highlight=False)
-            self.ledger = args.log_file or _home(default_ledger_path())
-            path = Path(args.log_file) if args.log_file else default_ledger_path()
-            if not args.log_file:
-                with contextlib.suppress(OSError):
-                    path.parent.mkdir(parents=True, exist_ok=True)
-            self.log_stream = self._open(path)
-        elif args.log_file:
-            self.log_stream = self._open(Path(args.log_file))
-
-    @staticmethod
-    def _open(path: Path) -> TextIO:
-        try:
-            return path.open("a", encoding="utf-8", buffering=1)
-        except OSError as exc:
-            raise OutputError(f"{path}: cannot open log file ({exc.strerror})") from exc
-
-    def live(self, name: str) -> contextlib.AbstractContextManager[object]:
-        """The live display while the run goes (nothing when stderr is not a terminal)."""
-        if self.console is None:
-            return contextlib.nullcontext()
-        label = "stdin" if name == "-" else Path(name).name
-        return LiveProgress(self.console, self.tracker, label)
-
-    def close(self) -> None:
-        if self.log_stream is not self.err:
-            self.log_stream.close()
 
 
 def _run_subcommand(name: str, argv: list[str]) -> int:
@@ -505,29 +457,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     if command is not None:
         return _run_subcommand(command, args_list)
     args = _parser().parse_args(args_list)
-    err = sys.stderr
-    run: _Session | None = None
+    urls = (args.base_url or "").split(",")
+    secrets = [os.environ.get("OPENAI_API_KEY", ""), *url_secrets([args.limiter, *urls])]
+    err = scrubbed_stream(sys.stderr, secrets)
+    run: Session | None = None
     try:
-        run = _Session(args, err)
-        secrets = [os.environ.get("OPENAI_API_KEY", "")]
+        run = Session(args, err)
         configure_json_logging(run.log_stream, args.log_level, secrets)
         return int(_refine_report(args, run))
     except RefineError as exc:
         code = Exit.for_error(exc)
         if run is not None and run.log_stream is not err:  # else the human line says it all
-            _log.error("refine.error", error=str(exc), kind=type(exc).__name__, exit=int(code))
+            with contextlib.suppress(OutputError):  # the log file itself may be what failed
+                _log.error("refine.error", error=str(exc), kind=type(exc).__name__, exit=int(code))
         err.write(f"refine: {exc}\n")
         return int(code)
     except BrokenPipeError:  # stdout closed early (``refine x.md | head``): nothing to report
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return int(Exit.OUTPUT)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated) as exc:
         err.write("refine: interrupted; no output was written\n")
-        return int(Exit.INTERRUPTED)
+        return int(Exit.TERMINATED if isinstance(exc, Terminated) else Exit.INTERRUPTED)
     except Exception as exc:
         if run is not None and run.log_stream is not err:
-            _log.exception("refine.internal_error")
+            with contextlib.suppress(OutputError):
+                _log.exception("refine.internal_error")
         err.write(f"refine: internal error: {type(exc).__name__}: {exc} (please report this)\n")
         return int(Exit.BUG)
     finally:

@@ -1,7 +1,8 @@
 """The CLI's logging: JSON lines through structlog, to stderr or a file.
 
-The library never configures logging; this is the application doing it. Every string value is
-scrubbed of the API key before rendering (defence in depth: the key is never logged on purpose).
+The library never configures logging; this is the application doing it. Every string, at any
+depth of the event (a traceback's frames included), is scrubbed of the secrets before rendering
+(defence in depth: no secret is logged on purpose), and tracebacks carry no frame locals.
 """
 
 from __future__ import annotations
@@ -11,21 +12,20 @@ from collections.abc import MutableMapping
 from typing import Any, TextIO
 
 import structlog
+from structlog.tracebacks import ExceptionDictTransformer
+
+from owlai_refine.scrub import scrub
 
 __all__ = ["configure_json_logging"]
 
 
 def _scrubber(secrets: list[str]) -> structlog.types.Processor:
-    def scrub(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    def scrubbed(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
         for key, value in event.items():
-            if isinstance(value, str):
-                clean = value
-                for secret in secrets:
-                    clean = clean.replace(secret, "[redacted]")
-                event[key] = clean
+            event[key] = scrub(value, secrets)
         return event
 
-    return scrub
+    return scrubbed
 
 
 def configure_json_logging(
@@ -33,14 +33,16 @@ def configure_json_logging(
 ) -> None:
     """Send owlai-refine's structlog events to ``stream`` as one JSON object per line, with
     ``timestamp`` (ISO 8601, UTC), ``level`` and ``event``; drop events below ``level``
-    (``debug`` adds block text). ``secrets`` are replaced by ``[redacted]`` wherever they occur."""
+    (``debug`` adds block text). ``secrets`` (4 characters or more) are replaced by
+    ``[redacted]`` wherever they occur, at any depth; tracebacks are dicts without frame
+    locals."""
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.dict_tracebacks,
-            _scrubber([s for s in secrets or [] if len(s) >= 4]),
+            structlog.processors.ExceptionRenderer(ExceptionDictTransformer(show_locals=False)),
+            _scrubber(list(secrets or [])),
             structlog.processors.JSONRenderer(ensure_ascii=False, sort_keys=False),
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),

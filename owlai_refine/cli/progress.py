@@ -122,6 +122,7 @@ class LiveProgress:
     ``console``, normally stderr) until the block ends; the tracker's events update it."""
 
     def __init__(self, console: Console, tracker: RunTracker, name: str) -> None:
+        from rich.markup import escape  # noqa: PLC0415 - only at a terminal
         from rich.progress import (  # noqa: PLC0415 - only at a terminal
             BarColumn,
             MofNCompleteColumn,
@@ -144,7 +145,7 @@ class LiveProgress:
             console=console,
             refresh_per_second=4,
         )
-        self.task: TaskID = self.progress.add_task(name, total=None, detail="starting")
+        self.task: TaskID = self.progress.add_task(escape(name), total=None, detail="starting")
 
     def update(self) -> None:
         """Redraw from the tracker's counts."""
@@ -183,7 +184,10 @@ def summary(
     backup: str | None = None,
 ) -> list[str]:
     """The closing lines for a person (rich markup): what happened to the blocks, where the
-    refined report and the usage ledger went, and why blocks were rejected."""
+    refined report and the usage ledger went, and why blocks were rejected. Names and error
+    texts are escaped: ``out[v2].md`` or an error naming ``[/v2/chat]`` print as they are."""
+    from rich.markup import escape  # noqa: PLC0415 - rich loads only at a terminal
+
     counts = result.counts
     sent = sum(counts.get(s, 0) for s in _SHOWN)
     outcome = ", ".join(
@@ -196,12 +200,13 @@ def summary(
         + (f": {outcome}" if outcome else "")
         + f"; {counts.get('skipped', 0)} skipped (nothing to edit)"
         + (f"; {result.tokens.requests} requests" if result.tokens.requests else ""),
-        f"  wrote {wrote}" + (f" (the replaced text is kept as {backup})" if backup else ""),
-        f"  usage ledger (JSON lines, report_id {result.report_id}): {ledger}",
+        f"  wrote {escape(wrote)}"
+        + (f" (the replaced text is kept as {escape(backup)})" if backup else ""),
+        f"  usage ledger (JSON lines, report_id {escape(result.report_id)}): {escape(ledger)}",
     ]
     if tracker.reasons:
-        top = ", ".join(f"{n} {group}" for group, n in tracker.reasons.most_common(5))
+        top = ", ".join(f"{n} {escape(group)}" for group, n in tracker.reasons.most_common(5))
         lines.append(f"  rejected by the guard, original kept: {top}")
     if result.failed:
-        lines.append(f"  [red]failed[/], original kept: {result.failed[0].reason}")
+        lines.append(f"  [red]failed[/], original kept: {escape(result.failed[0].reason or '')}")
     return lines

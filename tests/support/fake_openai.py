@@ -69,7 +69,13 @@ class Fault:
     """The error body's message (default ``injected STATUS``)."""
     headers: dict[str, str] = field(default_factory=dict)
     body: str | None = None
-    """Answer 200 with this raw body (e.g. malformed JSON)."""
+    """Answer 200 with this raw body (e.g. malformed JSON), of type ``content_type``."""
+    content_type: str = "application/json"
+    chunks: tuple[bytes, ...] = ()
+    """Answer 200 ``text/event-stream`` with these raw bytes, one write each, ``gap_s``
+    seconds apart (the test does the SSE framing: a stream cut short, comments, trickles),
+    then close the connection."""
+    gap_s: float = 0.0
     reset: bool = False
     """Send part of the response, then reset the connection (TCP RST)."""
     hang_s: float = 0.0
@@ -327,14 +333,32 @@ class _Handler(QuietHandler):
             if fault is not None and fault.body is not None:
                 data = fault.body.encode()
                 self.send_response(200)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", fault.content_type)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
                 return
+            if fault is not None and fault.chunks:
+                self._trickle(fault)
+                return
             self._answer(body, seen, headers, fault)
         finally:
             owner.leave(seen)
+
+    def _trickle(self, fault: Fault) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        for i, data in enumerate(fault.chunks):
+            if i and not self._wait_unless_client_leaves(fault.gap_s):
+                return
+            try:
+                self.wfile.write(data)
+                self.wfile.flush()
+            except OSError:  # the client hung up
+                return
 
     def _answer(
         self, body: dict[str, Any], seen: Seen, headers: dict[str, str], fault: Fault | None
