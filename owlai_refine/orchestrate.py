@@ -384,7 +384,7 @@ class _Run:
                 update={"status": OutcomeStatus.TRUNCATED, "reason": "length"}
             )
         if reply.finish_reason != "stop":  # content_filter, tool_calls: not a finished edit
-            return _rejected(outcome, (f"finish_reason {reply.finish_reason}",))
+            return _rejected(outcome, (Reason("finish_reason", str(reply.finish_reason)),))
         verdict = check_reply(block, reply.content, self.config.guard)
         if verdict.text is None:
             return _rejected(outcome, verdict.reasons)
