@@ -34,6 +34,7 @@ import re
 from collections import Counter
 
 from owlai_refine.guard._md import prose
+from owlai_refine.guard.analysis.wordnet import relation
 from owlai_refine.guard.anchors import moved_markers
 from owlai_refine.guard.clauses import clause_problems, echoed_phrase
 from owlai_refine.guard.facts import name_problems, number_problems
@@ -109,8 +110,27 @@ def _count_problem(category: Category, block: str, reply: str) -> Reason | None:
         return None
     if 0 < n_after < n_before and _folded(category, block, reply, n_before - n_after):
         return None
-    detail = f"{_forms(before - after)} -> {_forms(after - before)}"
+    lost, gained = before - after, after - before
+    derived = _derived(lost, block, reply) if lost else _derived(gained, reply, block)
+    if derived:
+        return None
+    detail = f"{_forms(lost)} -> {_forms(gained)}"
     return Reason(f"changed polarity {category.name}", detail, ": ")
+
+
+def _derived(forms: Counter[str], text: str, other: str) -> bool:
+    """True if each of ``forms`` (Latin words one text gained) stands for a word the other
+    text had and this one lost, in another form of the same root: ``independent`` ->
+    ``independently`` (WordNet's derivations, or a shared stem of five letters or more)."""
+    if not forms or not all(f.isascii() and f.isalpha() for f in forms):
+        return False
+    mine = {w.lower() for w in _ANY_WORD.findall(text)}
+    theirs = {w.lower() for w in _ANY_WORD.findall(other)} - mine
+    return all(
+        any(len(w) >= 5 and (w.startswith(f[:5]) and f.startswith(w[:5])) for w in theirs)
+        or any(relation(f, w) == "derivation" for w in theirs)
+        for f in forms
+    )
 
 
 def _side_count(found: Counter[str], side: tuple[str, bool]) -> int:

@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import re
 import time
-from functools import cache
+from dataclasses import replace
+from functools import cache, lru_cache
 
-from owlai_refine.guard.analysis.tokens import Analyser, Analysis
+from owlai_refine.guard.analysis.tokens import Analyser, Analysis, Token
 
 __all__ = ["analyse", "load_time"]
 
@@ -37,12 +39,27 @@ def load_time(language: str) -> float | None:
     return _LOAD_S.get(language)
 
 
+_SENTENCE = re.compile(r".+?(?:[.!?]+(?=\s|$)|[\u3002\uff01\uff1f]+|$)\s*", re.DOTALL)
+SENTENCE_CACHE = 4096
+"""Sentences kept analysed per process: a reply's sentences that its block already had (most
+of a copy edit) are analysed once."""
+
+
+@lru_cache(maxsize=SENTENCE_CACHE)
+def _sentence(sentence: str, language: str) -> tuple[Token, ...]:
+    return tuple(_analyser(language)(sentence))
+
+
 def analyse(text: str, language: str) -> Analysis:
     """``text`` analysed with the analyser of ``language`` (``en``, ``ko``, ``ja``, ``zh``; any
     other label gets the English tokenizer, which reads Latin words and leaves other scripts as
-    single characters), roles tagged. Never raises for any text."""
+    single characters), sentence by sentence (a sentence seen before in this process is not
+    analysed again), roles tagged. Never raises for any text."""
     from owlai_refine.guard.analysis.roles import tag_roles
 
     key = language if language in ("ko", "ja", "zh") else "en"
-    tokens = _analyser(key)(text)
+    tokens: list[Token] = []
+    for m in _SENTENCE.finditer(text):
+        at = m.start()
+        tokens += [replace(t, start=t.start + at) for t in _sentence(m.group(), key)]
     return Analysis.of(key, tag_roles(tokens, key))

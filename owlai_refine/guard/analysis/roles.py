@@ -59,7 +59,7 @@ def _table(language: str) -> dict[str, list[tuple[str, tuple[Element, ...]]]]:
     """First lemma -> (role, all its elements) for the entries of ``language`` starting with it."""
     out: dict[str, list[tuple[str, tuple[Element, ...]]]] = {}
     for role, entries in _raw().get(language, {}).items():
-        if role == "policy":
+        if role in ("policy", "prefixes"):
             continue
         for entry in entries:
             elements = tuple(_element(e) for e in entry.split("+"))
@@ -88,6 +88,22 @@ def _numeral(tokens: list[Token], i: int, language: str) -> bool:
     return t.text != "\ud55c" or nxt.text == "\uba85"  # 한: "a", but 한 명 is one person
 
 
+@cache
+def _prefixes(language: str) -> frozenset[str]:
+    return frozenset(_raw().get(language, {}).get("prefixes", ()))
+
+
+def _prefix_roles(word: str, table: dict[str, list[tuple[str, tuple[Element, ...]]]]) -> set[str]:
+    """The roles of a word jieba kept whole with a role word at its start (明显降低, 更快)."""
+    for head in (word[:2], word[:1]):
+        if head == word or (len(head) == 1 and head not in _prefixes("zh")):
+            continue
+        found = {role for role, elements in table.get(head, ()) if len(elements) == 1}
+        if found:
+            return found
+    return set()
+
+
 def tag_roles(tokens: list[Token], language: str) -> list[Token]:
     """``tokens`` with their :attr:`Token.roles` set from ``language``'s table; a numeral
     written in words (a ``NUM`` that is not digits: 두, 三, 二つ) gets the role ``numeral``."""
@@ -102,6 +118,8 @@ def tag_roles(tokens: list[Token], language: str) -> list[Token]:
                 _matches(tokens[i + k], element) for k, element in enumerate(elements)
             ):
                 roles.add(role)
+        if not roles and language == "zh" and len(t.text) >= 2 and not t.punct:
+            roles |= _prefix_roles(t.text, table)
         if roles:
             out[i] = replace(t, roles=t.roles | frozenset(roles))
     return out

@@ -26,6 +26,7 @@ rule                       gate       refuses
 ``moved_negation``         meaning    a negation moved to another word
 ``links``                  meaning    two link texts or two parenthesised labels swapped
 ``antonyms``               meaning    a word replaced by its opposite
+``claims``                 meaning    a predicate adjective dropped (English)
 =========================  =========  ==========================================================
 """
 
@@ -43,6 +44,7 @@ from owlai_refine.guard.meaning import meaning_problems
 from owlai_refine.guard.pair import Pair
 from owlai_refine.guard.reasons import Reason
 from owlai_refine.guard.repetition import repetition_problem
+from owlai_refine.guard.rules.claims import claim_reasons
 from owlai_refine.guard.rules.links import label_reasons, link_reasons
 from owlai_refine.guard.rules.negation import negation_reasons
 from owlai_refine.guard.rules.order import list_reasons, swap_reasons
@@ -120,6 +122,7 @@ RULES: tuple[Rule, ...] = (
     Rule("moved_negation", _pair_only(negation_reasons)),
     Rule("links", _pair_only(lambda p: link_reasons(p) + label_reasons(p))),
     Rule("antonyms", _pair_only(antonym_reasons)),
+    Rule("claims", _pair_only(claim_reasons)),
 )
 """Every rule, in the order their reasons are reported."""
 

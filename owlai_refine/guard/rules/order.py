@@ -168,7 +168,13 @@ MAX_ITEM = 5
 """Words at most in one item of an enumeration (longer runs between commas are clauses)."""
 
 
-def _enumerations(tokens: tuple[Token, ...]) -> list[list[list[Token]]]:
+def _nominal(item: list[Token]) -> bool:
+    """True if an item ends in a noun (its particles aside): a list item, not a clause."""
+    words = [t for t in item if t.pos not in ("ADP", "PART")]
+    return bool(words) and words[-1].pos in ("NOUN", "PROPN", "NUM")
+
+
+def _enumerations(tokens: tuple[Token, ...], language: str = "en") -> list[list[list[Token]]]:
     """The enumerations of ``tokens``: each a list of items, each item its tokens. An
     enumeration is three or more short items (:data:`MAX_ITEM` words) joined by ideographic
     commas, or by commas with a conjunction before the last item."""
@@ -178,6 +184,8 @@ def _enumerations(tokens: tuple[Token, ...]) -> list[list[list[Token]]]:
 
     def close() -> None:
         full = [i for i in items if i]
+        if language in ("ja", "ko") and not all(_nominal(i) for i in full):
+            return  # 、 and , also join clauses there: a list is of nouns
         if (
             len(full) >= 3
             and all(len(i) <= MAX_ITEM for i in full[1:-1])
@@ -213,7 +221,7 @@ def list_reasons(pair: Pair) -> list[Reason]:
     reply_text = pair.reply_prose.lower()
     reasons: list[Reason] = []
     reply_content = " ".join(_key(t) for t in pair.new.words if t.content)
-    for items in _enumerations(pair.old.tokens):
+    for items in _enumerations(pair.old.tokens, pair.old.language):
         for n, item in enumerate(items):
             others = {_key(t) for m, other in enumerate(items) if m != n for t in other}
             content = [t for t in item if t.content and _key(t) not in others]
