@@ -129,6 +129,12 @@ class _English:
                 first = first or word in _SENTENCE_END
                 continue
             nxt = matches[i + 1][0].lower() if i + 1 < len(matches) else ""
+            if nxt == "-" and word.isalpha():  # the first part of a compound: bit-flip
+                low = word.lower()
+                pos = "NOUN" if "NOUN" in self.lemmas(low) or not self.lemmas(low) else "ADJ"
+                tokens.append(Token(word, low, pos, "", start))
+                first = False
+                continue
             tokens.append(self.word(word, start, tokens, nxt, first))
             first = False
         return tokens
