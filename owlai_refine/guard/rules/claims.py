@@ -2,8 +2,10 @@
 
 Pure code, over the pair's analysed words. A predicate adjective (``the results were
 *good*``, after a form of *be*, *become*, *remain* or *seem*, an adverb allowed between) is a
-claim; a reply that keeps none of its forms and no word WordNet relates to it (``good`` ->
-``well``, ``fine``) has dropped the claim, however fluent the rest: ``lost claim "good"``. The
+claim; a reply that keeps none of its forms, no word WordNet relates to it (``good`` ->
+``fine``) and puts no other adjective, adverb or verb in its place (``is dynamic`` -> ``is
+fluid``, ``is evident`` -> ``shows clearly``: reworded) has dropped the claim, however fluent
+the rest: ``lost claim "good"``. The
 README's own example: "The results was good and the team were happy [1]." -> "The team was
 happy with the results [1]." English only (the analysers of the other languages do not tell a
 predicate from an attribute).
@@ -43,8 +45,16 @@ def claim_reasons(pair: Pair) -> list[Reason]:
         return []
     reply = [t for t in pair.new.words if t.content]
     keys = {t.lemma.lower() for t in reply}
+    reworded = {
+        id(t)
+        for e in pair.edits
+        if any(n.pos in ("ADJ", "ADV", "VERB") for n in e.new_content)
+        for t in e.old
+    }  # a word the reply replaced with another adjective, adverb or verb: reworded
     reasons: list[Reason] = []
     for adjective in _predicates(pair.old.words):
+        if id(adjective) in reworded:
+            continue
         if any(adjective.lemma.lower() in key for key in keys):
             continue  # said again, or inside a derived word ("not valid" -> "invalid")
         if any(related(adjective, t, "en") in ("synonym", "derivation") for t in reply):
