@@ -114,8 +114,8 @@ def _coordinated(tokens: tuple[Token, ...], x: Token, y: Token, language: str) -
             return False
         if key in _SEPARATORS or key in _COORDINATORS:
             joined, item = True, 0
-        elif t.pos == "VERB" and not cjk and t.tag in ("VBD", "VBZ", "VBG", "VBN"):
-            return False  # an inflected English verb between: a clause, not a list
+        elif t.pos == "VERB" and not cjk and t.tag in ("VBD", "VBZ"):
+            return False  # a finite English verb between: a clause, not a list
         elif not t.punct:
             item += 1
             if item > MAX_ITEM:

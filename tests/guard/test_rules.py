@@ -1,0 +1,175 @@
+"""The guard's rules (guard/rules), each on replies it must refuse and on faithful edits it
+must let through, and the edits they read (guard/edits)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from owlai_refine.config import GuardConfig
+from owlai_refine.guard import RULES, Reason, check_reply
+from owlai_refine.guard.edits import EditClass
+from owlai_refine.guard.pair import Pair
+from owlai_refine.parser import parse
+
+CONFIG = GuardConfig()
+
+
+def _verdict(block: str, reply: str) -> tuple[str | None, list[Reason]]:
+    (b,) = parse(block).blocks
+    verdict = check_reply(b, reply, CONFIG)
+    return verdict.text, list(verdict.reasons)
+
+
+def _groups(block: str, reply: str) -> set[str]:
+    return {r.group for r in _verdict(block, reply)[1]}
+
+
+def test_the_three_real_replies_of_the_issue_are_refused() -> None:
+    # the embedded model's own replies, spliced in as refined before the analysers
+    assert "changed word" in _groups(
+        "Configuration checking is useful, but in practice this is complexity users must manage.",
+        "Configuration checking is useful, but in practice this is simplicity users must manage.",
+    )
+    assert _groups(
+        "The results was good and the team were happy [1].",
+        "The team was happy with the results [1].",
+    ) == {"lost claim"}
+    korean = (
+        "심의회는 또한 프로젝트 전반에 걸친 변화를 팀, 구조 또는 과정과 조율을 돕고 고위 팀으로"
+        " 하여금 책임을 지게 하며 Rust Project의 공식 입장을 확립합니다."
+    )
+    dropped = (
+        "심의회는 또한 프로젝트 전반에 걸친 변화를 팀, 과정과 조율을 돕고 고위 팀으로 하여금"
+        " 책임을 지게 하며 Rust Project의 공식 입장을 확립합니다."
+    )
+    assert "lost list element" in _groups(korean, dropped)
+
+
+@pytest.mark.parametrize(
+    ("block", "reply", "group"),
+    [
+        (  # degree dropped
+            "The trial significantly decreased renal events in patients.",
+            "The trial decreased renal events in patients.",
+            "changed degree",
+        ),
+        (  # degree added, Chinese
+            "MHGPO变体比MAPPO更稳定。",
+            "MHGPO变体明显比MAPPO更稳定。",
+            "changed degree",
+        ),
+        (  # a plan made a fact, Chinese
+            "引入三种采样策略，平衡效率与效果。",
+            "计划引入三种采样策略，以平衡效率与效果。",
+            "changed tense",
+        ),
+        (  # a comparison made an equality
+            "Combining both markers showed superior accuracy in early detection.",
+            "Combining both markers showed comparable accuracy in early detection.",
+            "changed comparison",
+        ),
+        (  # two words traded places across "than"
+            "It ensures that smaller validators take on less risk than larger validators.",
+            "It ensures that larger validators take on less risk than smaller validators.",
+            "swapped words",
+        ),
+        (  # ... across "to"
+            "The node change from TSMC N4 to N4P only provides a small gain.",
+            "The node change from TSMC N4P to N4 only provides a small gain.",
+            "swapped words",
+        ),
+        (  # one item of a list dropped
+            "Tuning requires attention to hosting, themes, caching, images, plugins, and code.",
+            "Tuning requires attention to hosting, themes, caching, plugins, and code.",
+            "lost list element",
+        ),
+        (  # two link texts swapped, the destinations kept
+            "See ([Docs, 2025](https://docs.example.com/a); [Blog, 2025](https://blog.example.org/b)).",
+            "See ([Blog, 2025](https://docs.example.com/a); [Docs, 2025](https://blog.example.org/b)).",
+            "swapped link texts",
+        ),
+        (  # two people's labels swapped with every name kept
+            "이 RFC는 @joshtriplett(언어팀 리드), @khionu(중재) 및 @yaahc가 작성했습니다.",
+            "이 RFC는 @joshtriplett(중재), @khionu(언어팀 리드) 및 @yaahc가 작성했습니다.",
+            "swapped labels",
+        ),
+        (  # a count lost, Korean
+            "각 팀은 심의회 위원 한 명을 선출합니다.",
+            "각 팀은 심의회 위원을 선출합니다.",
+            "changed count",
+        ),
+    ],
+)
+def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None:
+    text, reasons = _verdict(block, reply)
+    assert text is None and group in {r.group for r in reasons}, reasons
+
+
+@pytest.mark.parametrize(
+    ("block", "reply"),
+    [
+        (  # a list reordered
+            "Applied to math reasoning, data analysis, creative writing and code generation.",
+            "Applied to code generation, creative writing, data analysis and math reasoning.",
+        ),
+        (
+            "在数学推理、数据分析、创意写作、代码生成等任务上优于现有基线。",
+            "在代码生成、创意写作、数据分析、数学推理等任务上优于现有基线。",
+        ),  # fmt: skip
+        (  # an identity said the other way round
+            "For most stores the main performance bottleneck is the hosting environment.",
+            "For most stores the hosting environment is the main performance bottleneck.",
+        ),
+        (  # one intensifier for another
+            "MARL显著降低等待时间。",
+            "MARL明显降低了等待时间。",
+        ),
+        (  # a derivation with its negation
+            "Using conditions that are not valid will cause a warning.",
+            "Using invalid conditions will cause a warning.",
+        ),
+        (  # a predicate reworded
+            "The roadmap is dynamic and releases impact every team.",
+            "The roadmap is fluid and releases affect every team.",
+        ),
+        (  # Korean: a phrase moved with its particle
+            "※継続事前学習後に事後学習（SFT, DPO, RLなど）を行ったモデルも含みます",
+            "※事後学習（SFT, DPO, RLなど）を継続事前学習後に行ったモデルも含みます",
+        ),
+        (  # "as soon as available" is no hedge
+            "번역본은 사용할 수 있는 즉시 공개됩니다.",
+            "번역본은 준비되는 즉시 공개됩니다.",
+        ),
+    ],
+)
+def test_a_faithful_edit_passes(block: str, reply: str) -> None:
+    text, reasons = _verdict(block, reply)
+    assert text is not None, reasons
+
+
+def test_edits_are_classified() -> None:
+    pair = Pair(
+        "The results was good and this is complexity.",
+        "The results were good, and this is simplicity.",
+        "latin",
+    )
+    # aligned on lemmas: "was" -> "were" is no edit at all; the one edit is the antonym
+    assert [(e.cls, e.old_content[0].text, e.new_content[0].text) for e in pair.edits] == [
+        (EditClass.ANTONYM, "complexity", "simplicity")
+    ]
+
+
+def test_every_rule_is_in_the_rules_table_of_the_docstring() -> None:
+    import owlai_refine.guard.rules as rules  # noqa: PLC0415 - the module, not its names
+
+    doc = rules.__doc__ or ""
+    for rule in RULES:
+        assert re.search(rf"``{rule.name}``\s+{rule.gate}\b", doc), rule.name
+
+
+def test_a_reason_reads_as_one_line() -> None:
+    assert str(Reason("lost citation", "[4]")) == "lost citation [4]"
+    assert str(Reason("structure", "heading", ": ")) == "structure: heading"
+    assert str(Reason("empty")) == "empty"
