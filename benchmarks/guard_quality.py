@@ -11,8 +11,13 @@ and language, and the guard's CPU time per reply (median and p90, over ``--repea
 ``--show`` lists the rows the guard got wrong (a good reply rejected with its reasons, a bad
 reply accepted), for reading.
 
-Rows of class ``role_swap`` are counted apart: two roles swapped with every word kept is a
-change the meaning check is known not to see (see ``owlai_refine.guard.meaning``).
+Every class counts, role swaps included. Also printed: the reasons of every good reply refused
+(the list to read first), the guard's CPU time per reply (median, p90, p99) and each language
+analyser's load time in this process.
+
+The held-out files (``heldout*``) were each written blind to the guard and its fixtures and
+measured once before the changes they judge: their first looks are in ``docs/guard.md``; here
+they are regression floors like the rest.
 """
 
 from __future__ import annotations
@@ -31,10 +36,9 @@ from benchmarks._common import print_table
 from owlai_refine.blocks import Block, BlockKind
 from owlai_refine.config import GuardConfig
 from owlai_refine.guard import Verdict, check_reply
+from owlai_refine.guard.analysis import load_time
 
 EDITS = Path(__file__).resolve().parents[1] / "fixtures" / "edits"
-KNOWN_LIMITS = frozenset({"role_swap"})
-"""Bad classes the guard is known not to catch; reported, not counted in the totals."""
 
 
 @dataclass(frozen=True)
@@ -121,7 +125,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         wrong = ok != (row.label == "good")
         if args.show and wrong and args.show in ("all", row.label):
-            print(f"[{row.label} {row.cls}] {row.id}: {verdicts[row.id].reasons}")
+            print(
+                f"[{row.label} {row.cls}] {row.id}: {'; '.join(map(str, verdicts[row.id].reasons))}"
+            )
             print(f"   block: {' '.join(row.block.text.split())[:300]}")
             print(f"   reply: {' '.join(row.reply.split())[:300]}")
 
@@ -139,13 +145,10 @@ def main(argv: list[str] | None = None) -> int:
                 cells.append(_share(sum(got), len(got)))
             cells.append(_share(sum(every), len(every)))
             out.append(cells)
-        totals = ["all" + (" (known limits apart)" if what == "caught" else "")]
+        totals = ["all"]
         every_all: list[bool] = []
         for lang in languages:
-            got = [
-                x for (lg, c), xs in data.items() if lg == lang and c not in KNOWN_LIMITS
-                for x in xs
-            ]  # fmt: skip
+            got = [x for (lg, _), xs in data.items() if lg == lang for x in xs]
             every_all += got
             totals.append(_share(sum(got), len(got)))
         totals.append(_share(sum(every_all), len(every_all)))
@@ -156,10 +159,24 @@ def main(argv: list[str] | None = None) -> int:
     table("Good replies accepted", good, "accepted")
     table("Bad replies caught", bad, "caught")
     per_block = sorted(times.values())
+
+    def pct(q: float) -> float:
+        return 1000 * per_block[int(q * (len(per_block) - 1))]
+
     print(
-        f"\nguard time per reply: median {1000 * statistics.median(per_block):.2f} ms, "
-        f"p90 {1000 * per_block[int(0.9 * (len(per_block) - 1))]:.2f} ms over {len(rows)} replies"
+        f"\nguard CPU time per reply: median {1000 * statistics.median(per_block):.2f} ms, "
+        f"p90 {pct(0.9):.2f} ms, p99 {pct(0.99):.2f} ms over {len(rows)} replies"
     )
+    loaded = {lang: load_time(lang) for lang in ("en", "ko", "ja", "zh")}
+    print(
+        "analysers loaded in: "
+        + ", ".join(f"{lang} {took:.2f} s" for lang, took in loaded.items() if took is not None)
+    )
+    refused = [row for row in rows if row.label == "good" and not accepted(verdicts[row.id])]
+    if refused and not args.show:
+        print(f"\ngood replies refused ({len(refused)}):")
+        for row in refused:
+            print(f"  {row.id} [{row.cls}]: " + "; ".join(map(str, verdicts[row.id].reasons)))
     return 0
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from owlai_refine.guard.analysis import analyse, load_time
-from owlai_refine.guard.analysis import wordnet
+from owlai_refine.guard.analysis import analyse, load_time, wordnet
 
 
 def _tokens(text: str, language: str) -> list[tuple[str, str, str]]:
@@ -65,7 +64,7 @@ def test_japanese_with_mecab_unidic() -> None:
 
 def test_chinese_with_jieba_words_and_their_roles() -> None:
     assert "未来" in [t.text for t in analyse("未来将推出。", "zh").words]  # not 未 + 来
-    roles = _roles("MARL明显降低了等待时间，以更快的速度完成。", "zh")
+    roles = _roles("MARL明显降低了等待时间\uff0c以更快的速度完成。", "zh")
     assert roles["intensifier"] == ["明显降低"]  # jieba keeps it whole: its head's role
     assert roles["comparative"] in (["更快"], ["更"])  # 更快 whole or 更 + 快: a comparative
     assert _roles("将复杂任务分解", "zh").get("future") is None  # 将 before a noun: no future

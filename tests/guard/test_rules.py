@@ -61,8 +61,8 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "changed degree",
         ),
         (  # a plan made a fact, Chinese
-            "引入三种采样策略，平衡效率与效果。",
-            "计划引入三种采样策略，以平衡效率与效果。",
+            "引入三种采样策略\uff0c平衡效率与效果。",
+            "计划引入三种采样策略\uff0c以平衡效率与效果。",
             "changed tense",
         ),
         (  # a comparison made an equality
@@ -117,7 +117,7 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
         (
             "在数学推理、数据分析、创意写作、代码生成等任务上优于现有基线。",
             "在代码生成、创意写作、数据分析、数学推理等任务上优于现有基线。",
-        ),  # fmt: skip
+        ),
         (  # an identity said the other way round
             "For most stores the main performance bottleneck is the hosting environment.",
             "For most stores the hosting environment is the main performance bottleneck.",
@@ -135,8 +135,8 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
             "The roadmap is fluid and releases affect every team.",
         ),
         (  # Korean: a phrase moved with its particle
-            "※継続事前学習後に事後学習（SFT, DPO, RLなど）を行ったモデルも含みます",
-            "※事後学習（SFT, DPO, RLなど）を継続事前学習後に行ったモデルも含みます",
+            "※継続事前学習後に事後学習\uff08SFT, DPO, RLなど\uff09を行ったモデルも含みます",
+            "※事後学習\uff08SFT, DPO, RLなど\uff09を継続事前学習後に行ったモデルも含みます",
         ),
         (  # "as soon as available" is no hedge
             "번역본은 사용할 수 있는 즉시 공개됩니다.",
@@ -162,7 +162,7 @@ def test_edits_are_classified() -> None:
 
 
 def test_every_rule_is_in_the_rules_table_of_the_docstring() -> None:
-    import owlai_refine.guard.rules as rules  # noqa: PLC0415 - the module, not its names
+    from owlai_refine.guard import rules  # noqa: PLC0415 - the module, not its names
 
     doc = rules.__doc__ or ""
     for rule in RULES:

