@@ -158,6 +158,14 @@ def main(argv: list[str] | None = None) -> int:
 
     table("Good replies accepted", good, "accepted")
     table("Bad replies caught", bad, "caught")
+    _print_costs_and_refusals(rows, verdicts, times, show=bool(args.show))
+    return 0
+
+
+def _print_costs_and_refusals(
+    rows: list[Row], verdicts: dict[str, Verdict], times: dict[str, float], *, show: bool
+) -> None:
+    """The guard's CPU time per reply, the analysers' load times and the good replies refused."""
     per_block = sorted(times.values())
 
     def pct(q: float) -> float:
@@ -173,11 +181,10 @@ def main(argv: list[str] | None = None) -> int:
         + ", ".join(f"{lang} {took:.2f} s" for lang, took in loaded.items() if took is not None)
     )
     refused = [row for row in rows if row.label == "good" and not accepted(verdicts[row.id])]
-    if refused and not args.show:
+    if refused and not show:
         print(f"\ngood replies refused ({len(refused)}):")
         for row in refused:
             print(f"  {row.id} [{row.cls}]: " + "; ".join(map(str, verdicts[row.id].reasons)))
-    return 0
 
 
 if __name__ == "__main__":
