@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from owlai_refine.scripts import CJK, CJK_PUNCT
+
 __all__ = ["BARE_URL", "CITATION", "FOOTNOTE_REF"]
 
 CITATION = re.compile(
@@ -23,8 +25,7 @@ FOOTNOTE_REF = re.compile(r"(?<!\\)\[\^[^\]\s]+\]")
 """A footnote reference: ``[^2]``, ``[^note]``."""
 
 BARE_URL = re.compile(
-    r"(?:(?:https?|ftp)://|www\.)[^\s<>\"'\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\u3040-\u30ff"
-    r"\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3]+",
+    rf"(?:(?:https?|ftp)://|www\.)[^\s<>\"'{CJK_PUNCT}{CJK}]+",
     re.IGNORECASE,
 )
 """A URL written out in the text (``https://``, ``ftp://`` or ``www.``), up to whitespace, a

@@ -26,6 +26,7 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 
 from owlai_refine.blocks import Block, BlockKind, Document, Line, SkipReason
 from owlai_refine.markers import BARE_URL, CITATION, FOOTNOTE_REF
+from owlai_refine.scripts import CJK
 
 __all__ = ["DEFAULT_REFERENCE_HEADINGS", "markdown_parser", "parse", "split_lines", "text_lines"]
 
@@ -53,7 +54,7 @@ _METADATA = re.compile(
     r"[*_]{0,2}(?P<key>[^:\uff1a*_\n]{1,40}?)\s*[*_]{0,2}\s*[:\uff1a]\s*[*_]{0,2}"
     r"[ \t]+(?P<value>\S.*)"
 )
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3]")
+_CJK = re.compile(f"[{CJK}]")
 _PLAIN_WORD = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)?")
 
 

@@ -57,6 +57,10 @@ from dataclasses import dataclass
 
 from owlai_refine.blocks import Block, BlockKind
 from owlai_refine.config import GuardConfig
+from owlai_refine.guard import _md as _prose_of
+from owlai_refine.guard import language as _languages
+from owlai_refine.guard import normalise as _normalised
+from owlai_refine.guard.analysis.core import forget
 from owlai_refine.guard.cutoff import normalise_ws
 from owlai_refine.guard.reasons import Reason
 from owlai_refine.guard.repetition import RepetitionDetector
@@ -70,6 +74,7 @@ __all__ = [
     "RepetitionDetector",
     "Verdict",
     "check_reply",
+    "forget_texts",
     "normalise_ws",
     "problems",
     "watchdog_for",
@@ -142,6 +147,19 @@ def problems(block_text: str, text: str, config: GuardConfig) -> list[Reason]:
         more = len(reasons) - MAX_REASONS + 1
         reasons = [*reasons[: MAX_REASONS - 1], Reason("and more", str(more), ": ")]
     return reasons
+
+
+def forget_texts() -> None:
+    """Empty the per-text caches the checks share (normalised forms, parses, analysed
+    sentences), so that a benchmark times a reply as the first time its texts are seen."""
+    for cached in (
+        _prose_of.prose,
+        _languages.script_shares,
+        _normalised.digit_numbers,
+        _normalised.normalise,
+    ):
+        cached.cache_clear()
+    forget()
 
 
 def watchdog_for(block: Block, config: GuardConfig) -> Callable[[str], str | None]:

@@ -10,6 +10,7 @@ tokens whose ``markup`` is their source form. The shared parser itself is never 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from markdown_it.rules_core import text_join
 from markdown_it.rules_core.state_core import StateCore
@@ -28,6 +29,7 @@ _NOT_PROSE = re.compile(
 )
 
 
+@lru_cache(maxsize=4096)  # pure, and asked of the same text by several checks
 def prose(text: str) -> str:
     """``text`` with code spans, link and image destinations, inline math and bare URLs
     blanked out: the words the language and content checks read. Dollar math follows the

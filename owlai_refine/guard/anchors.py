@@ -19,6 +19,7 @@ from collections import defaultdict
 from owlai_refine.guard.normalise import CJK, normalise
 from owlai_refine.guard.reasons import Reason
 from owlai_refine.markers import BARE_URL, CITATION, FOOTNOTE_REF
+from owlai_refine.scripts import HIRAGANA
 
 __all__ = ["MIN_KEPT", "moved_markers"]
 
@@ -35,7 +36,7 @@ _MARKER = re.compile(
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^a-z])|(?<=[\u3002\uff01\uff1f])")
 _CONTENT = re.compile(rf"[{CJK}]|[A-Za-z]{{4,}}")
-_HIRAGANA = re.compile(r"[\u3040-\u309f]")
+_HIRAGANA = re.compile(f"[{HIRAGANA}]")
 _WHOLE_LINK = re.compile(r"!?\[[^\]]*\]\([^)]*\)")
 
 

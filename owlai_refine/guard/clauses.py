@@ -28,6 +28,7 @@ from difflib import SequenceMatcher
 
 from owlai_refine.guard.normalise import CJK, CJK_STOP, HANGUL, HANGUL_STOP
 from owlai_refine.guard.reasons import Reason
+from owlai_refine.scripts import HIRAGANA
 
 __all__ = [
     "MIN_CLAUSE",
@@ -47,7 +48,7 @@ MIN_NET = 2.0
 """The content the reply as a whole must have lost (or gained) besides, for a run to count."""
 
 _UNIT = re.compile(rf"[{CJK}]|[A-Za-z][A-Za-z']*|\d+(?:[.,]\d+)*")
-_HIRAGANA = re.compile(r"[\u3040-\u309f]")
+_HIRAGANA = re.compile(f"[{HIRAGANA}]")
 _STOP = frozenset(
     {
         "that", "this", "with", "from", "have", "been", "were", "which", "their", "there", "these",

@@ -30,6 +30,8 @@ from collections.abc import Iterable
 from owlai_refine.guard._md import prose
 from owlai_refine.guard.normalise import CJK, CJK_STOP, HANGUL, HANGUL_STOP, normalise
 from owlai_refine.guard.reasons import Reason
+from owlai_refine.scripts import HAN
+from owlai_refine.scripts import HANGUL as HANGUL_CLASS
 
 __all__ = [
     "MAX_NEW",
@@ -70,8 +72,7 @@ keeps few of its own characters in the same words)."""
 MIN_NEW = 3
 """... if it has at least this many new content tokens (a changed word or two is an edit)."""
 
-_CJK_HAN = r"\u3005\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_WORD = re.compile(rf"[{_CJK_HAN}]|[\u30a1-\u30fa\u30fc]{{2,}}|[\uac00-\ud7a3]+|[^\W\d_{CJK}]+")
+_WORD = re.compile(rf"[{HAN}]|[\u30a1-\u30fa\u30fc]{{2,}}|[{HANGUL_CLASS}]+|[^\W\d_{CJK}]+")
 _IS_CJK = re.compile(f"[{CJK}]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[\u3002\uff01\uff1f])")
 _STOP = frozenset(

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections import Counter
+from functools import lru_cache
 
 from owlai_refine.guard._md import prose
 from owlai_refine.guard.reasons import Reason
@@ -70,6 +71,7 @@ def _script(ch: str) -> str:
     return "other"
 
 
+@lru_cache(maxsize=4096)  # pure, and asked of the same text by several checks
 def script_shares(text: str) -> tuple[dict[str, float], int]:
     """``(shares, letters)``: each script's weighted share of the letters of ``text`` (code
     spans, URLs, link destinations and math left out), and the number of letters counted."""

@@ -11,21 +11,20 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
+
+from owlai_refine.scripts import CJK, CJK_PUNCT
+from owlai_refine.scripts import HANGUL as HANGUL_CLASS
 
 __all__ = [
     "CJK", "CJK_STOP", "HANGUL", "HANGUL_STOP", "MAGNITUDE", "digit_numbers", "normalise",
     "numbers_as_digits", "spelled_as_digits",
 ]  # fmt: skip
 
-CJK = (
-    r"\u3005\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7a3"
-    r"\U00020000-\U0003134f"
-)
-"""A character class body: Kana, Han (with the iteration mark 々) and Hangul syllables."""
-_CJK_PUNCT = r"\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\u00b7\u2018-\u201f"
+_CJK_PUNCT = CJK_PUNCT
 _SPACE = re.compile(r"(?<=[^\x00-\x7f]) (?=\S)|(?<=\S) (?=[^\x00-\x7f])")
 """A space next to a non-ASCII character: the only ones :func:`_space` may drop."""
-HANGUL = re.compile(r"[\uac00-\ud7a3]")
+HANGUL = re.compile(f"[{HANGUL_CLASS}]")
 """One Hangul syllable."""
 CJK_STOP = frozenset("的了是在和与及等也而或把被对将从这那其之于以为所中个一有就都着过们")
 """Han characters that carry grammar, not content (particles, pronouns, the commonest verbs):
@@ -45,6 +44,7 @@ def _expand(m: re.Match[str]) -> str:
     return _EXPANDED[whole.lower()] if whole else " not"
 
 
+@lru_cache(maxsize=4096)  # pure, and asked of the same text by several checks
 def normalise(text: str) -> str:
     """``text`` in one canonical typesetting: NFKC (full-width letters, digits and punctuation
     folded: the full-width comma and brackets to ASCII ones), curly quotes made straight, negative
@@ -112,6 +112,7 @@ def _value(m: re.Match[str]) -> int:
     return _VALUE[m.group("tens").lower()] + (_VALUE[unit.lower()] if unit else 0)
 
 
+@lru_cache(maxsize=4096)  # pure, and asked of the same text by several checks
 def digit_numbers(text: str) -> frozenset[int]:
     """The whole numbers below 100 that ``text`` writes in digits (``47%``, ``2 seconds``)."""
     return frozenset(int(n) for n in _SMALL_NUMBER.findall(text))

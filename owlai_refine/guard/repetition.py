@@ -36,18 +36,16 @@ from functools import lru_cache
 from types import MappingProxyType
 
 from owlai_refine.guard.reasons import Reason
+from owlai_refine.scripts import CJK, HANGUL
 
 __all__ = ["MAX_UNIT", "RepetitionDetector", "repetition_problem", "units"]
 
 MAX_UNIT = 16
 """Longest unit in characters; a longer run of non-space characters is cut into pieces."""
-_CJK_CHAR = (  # Kana, Han, the iteration mark, halfwidth Kana, Hangul syllables
-    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3005\u31f0-\u31ff\uff66-\uff9f"
-    r"\uac00-\ud7a3]"
-)
+_CJK_CHAR = f"[{CJK}]"  # Kana, Han, the iteration mark, halfwidth Kana, Hangul syllables
 _UNIT = re.compile(rf"{_CJK_CHAR}|(?:(?!{_CJK_CHAR})\S){{1,{MAX_UNIT}}}")
 _IS_CJK = re.compile(_CJK_CHAR)
-_IS_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+_IS_HANGUL = re.compile(f"[{HANGUL}]")
 MIN_RUN_WEIGHT = 3.0
 """The lightest phrase whose three copies in a row are a loop (3 words): "very, very, very"
 or "and the and the and the" are prose, not loops."""

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import replace
 from functools import cache, lru_cache
 
 from owlai_refine.guard.analysis.tokens import Analyser, Analysis, Token
 
-__all__ = ["analyse", "load_time"]
+__all__ = ["analyse", "forget", "load_time"]
 
 _LOAD_S: dict[str, float] = {}
 
@@ -52,19 +51,28 @@ of a copy edit) are analysed once."""
 
 @lru_cache(maxsize=SENTENCE_CACHE)
 def _sentence(sentence: str, language: str) -> tuple[Token, ...]:
-    return tuple(_analyser(language)(sentence))
+    from owlai_refine.guard.analysis.roles import tag_roles
+
+    return tuple(tag_roles(_analyser(language)(sentence), language))
+
+
+def forget() -> None:
+    """Forget the analysed sentences (the analysers stay loaded)."""
+    _sentence.cache_clear()
 
 
 def analyse(text: str, language: str) -> Analysis:
     """``text`` analysed with the analyser of ``language`` (``en``, ``ko``, ``ja``, ``zh``; any
     other label gets the English tokenizer, which reads Latin words and leaves other scripts as
     single characters), sentence by sentence (a sentence seen before in this process is not
-    analysed again), roles tagged. Never raises for any text."""
-    from owlai_refine.guard.analysis.roles import tag_roles
-
+    analysed again), roles tagged within each sentence. Never raises for any text."""
     key = language if language in ("ko", "ja", "zh") else "en"
     tokens: list[Token] = []
     for m in _SENTENCE.finditer(text):
-        at = m.start()
-        tokens += [replace(t, start=t.start + at) for t in _sentence(m.group(), key)]
-    return Analysis.of(key, tag_roles(tokens, key))
+        at, found = m.start(), _sentence(m.group(), key)
+        if at:
+            found = tuple(
+                Token(t.text, t.lemma, t.pos, t.tag, t.start + at, t.roles) for t in found
+            )
+        tokens += found
+    return Analysis.of(key, tokens)

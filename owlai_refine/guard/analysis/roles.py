@@ -5,7 +5,6 @@ there; a role may also be a sequence of lemmas (``て+居る``), tagged on its f
 from __future__ import annotations
 
 import tomllib
-from dataclasses import replace
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -121,5 +120,5 @@ def tag_roles(tokens: list[Token], language: str) -> list[Token]:
         if not roles and language == "zh" and len(t.text) >= 2 and not t.punct:
             roles |= _prefix_roles(t.text, table)
         if roles:
-            out[i] = replace(t, roles=t.roles | frozenset(roles))
+            out[i] = Token(t.text, t.lemma, t.pos, t.tag, t.start, t.roles | frozenset(roles))
     return out
