@@ -39,7 +39,7 @@ from owlai_refine.cli.files import (
 from owlai_refine.cli.logs import configure_json_logging
 from owlai_refine.cli.preflight import check_servers
 from owlai_refine.cli.progress import default_ledger_path, summary
-from owlai_refine.cli.session import Session, home, scrubbed_stream
+from owlai_refine.cli.session import Session, home
 from owlai_refine.config import Backend, RefineConfig
 from owlai_refine.errors import CassetteError, ConfigError, OutputError, RefineError
 from owlai_refine.events import log_event
@@ -48,7 +48,7 @@ from owlai_refine.parser import parse
 from owlai_refine.prompt import skip_reason
 from owlai_refine.refiner import refine
 from owlai_refine.results import RefineResult
-from owlai_refine.scrub import url_secrets
+from owlai_refine.scrub import scrubbed_stream, url_secrets
 
 __all__ = ["COMMANDS", "Exit", "main", "split_command"]
 

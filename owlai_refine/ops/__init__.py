@@ -2,7 +2,9 @@
 
 Each command has an entry function taking its arguments (without the command words) and
 returning the exit code; the core CLI dispatches ``refine stats ...`` to :func:`run_stats` etc.
-Output goes to stdout; errors are one line on stderr, never a traceback. Exit codes:
+Output goes to stdout; errors are one line on stderr, never a traceback. Everything printed,
+stdout and stderr, is scrubbed of ``$OPENAI_API_KEY`` and of passwords in URL arguments
+(a server's error body may echo the ``Authorization`` header). Exit codes:
 
 ====  ==============================================================================
 0     done (``doctor``: no check failed; warnings allowed)
@@ -18,6 +20,7 @@ Output goes to stdout; errors are one line on stderr, never a traceback. Exit co
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import os
@@ -43,6 +46,7 @@ from owlai_refine.ops.plot import plot_points
 from owlai_refine.ops.quantiles import quantile
 from owlai_refine.ops.serverlog import ServerLog, parse_server_log
 from owlai_refine.ops.stats import format_stats, ledger_stats
+from owlai_refine.scrub import scrubbed_stream, url_secrets
 
 __all__ = ["EXIT_CHECK_FAILED", "run_bench", "run_doctor", "run_plan", "run_stats"]
 
@@ -65,7 +69,18 @@ def _err(text: str) -> None:
     sys.stderr.flush()
 
 
-def _guard(prog: str, body: Callable[[], int]) -> int:
+def _guard(prog: str, argv: list[str], body: Callable[[], int]) -> int:
+    """``body()``'s exit code, every error one line on stderr; stdout and stderr scrubbed of
+    the API key and of passwords in the URLs among ``argv`` meanwhile."""
+    secrets = [os.environ.get("OPENAI_API_KEY", ""), *url_secrets(argv)]
+    with (
+        contextlib.redirect_stdout(scrubbed_stream(sys.stdout, secrets)),
+        contextlib.redirect_stderr(scrubbed_stream(sys.stderr, secrets)),
+    ):
+        return _guarded(prog, body)
+
+
+def _guarded(prog: str, body: Callable[[], int]) -> int:
     try:
         return body()
     except SystemExit as exc:  # --help / --version from argparse
@@ -159,7 +174,7 @@ def run_stats(argv: list[str]) -> int:
         _out(stats.model_dump_json(indent=2) if args.json else format_stats(stats))
         return 0
 
-    return _guard("refine stats", body)
+    return _guard("refine stats", argv, body)
 
 
 # --------------------------------------------------------------------------------- doctor
@@ -211,7 +226,7 @@ def run_doctor(argv: list[str]) -> int:
         _out(json.dumps(checks_json(checks), indent=2) if args.json else format_checks(checks))
         return EXIT_CHECK_FAILED if any(c.status == "fail" for c in checks) else 0
 
-    return _guard("refine doctor", body)
+    return _guard("refine doctor", argv, body)
 
 
 # ---------------------------------------------------------------------------------- bench
@@ -219,7 +234,7 @@ def run_bench(argv: list[str]) -> int:
     """``refine bench --base-url URL --model NAME ...``: client-side concurrency sweep (see
     :mod:`owlai_refine.ops.bench`). Progress and warnings go to stderr; the table (or JSON)
     to stdout."""
-    return _guard("refine bench", lambda: _bench(argv))
+    return _guard("refine bench", argv, lambda: _bench(argv))
 
 
 def _bench(argv: list[str]) -> int:
@@ -355,4 +370,4 @@ def run_plan(argv: list[str]) -> int:
         _out(json.dumps(plan_json(ps), indent=2) if args.json else format_plans(ps))
         return 0
 
-    return _guard("refine plan", body)
+    return _guard("refine plan", argv, body)
