@@ -7,26 +7,14 @@ import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, cast
 
-from owlai_refine.cli.progress import (
-    LiveProgress,
-    RunTracker,
-    default_ledger_path,
-    stderr_is_terminal,
-)
+from owlai_refine.cli.files import default_ledger_path, home
+from owlai_refine.cli.progress import LiveProgress, RunTracker, stderr_is_terminal
 from owlai_refine.errors import OutputError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["Session", "home"]
-
-
-def home(path: Path) -> str:
-    """``path`` with the home directory written ``~``, as a person would type it."""
-    try:
-        return "~/" + str(path.relative_to(Path.home()))
-    except ValueError:
-        return str(path)
+__all__ = ["Session"]
 
 
 class _LogFile:

@@ -27,26 +27,21 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
-
-import anyio
-import httpx2
+from typing import TYPE_CHECKING, NoReturn
 
 from owlai_refine.cli.files import check_writable
 from owlai_refine.errors import ConfigError, InputError, RefineError
 from owlai_refine.exit_codes import Exit
-from owlai_refine.ops.bench import BenchOptions, BenchResult, run_bench_async
-from owlai_refine.ops.benchfmt import format_result
-from owlai_refine.ops.doctor import Check, DoctorInput, checks_json, format_checks, run_checks
-from owlai_refine.ops.http import server_urls
-from owlai_refine.ops.ledger import read_ledgers
-from owlai_refine.ops.modelarch import ModelArch
-from owlai_refine.ops.plancli import add_plan_arguments, format_plans, load_model, plan_json, plans
-from owlai_refine.ops.plot import plot_points
-from owlai_refine.ops.quantiles import quantile
-from owlai_refine.ops.serverlog import ServerLog, parse_server_log
-from owlai_refine.ops.stats import format_stats, ledger_stats
 from owlai_refine.scrub import scrubbed_stream, url_secrets
+
+if TYPE_CHECKING:
+    from owlai_refine.ops.bench import BenchResult
+    from owlai_refine.ops.doctor import Check
+    from owlai_refine.ops.modelarch import ModelArch
+    from owlai_refine.ops.serverlog import ServerLog
+
+# Each command imports what it runs on inside its entry function, so that ``refine
+# stats`` and ``refine plan`` start without the HTTP client, anyio or prometheus_client.
 
 __all__ = ["EXIT_CHECK_FAILED", "run_bench", "run_doctor", "run_plan", "run_stats"]
 
@@ -123,6 +118,8 @@ def _fraction_list(text: str) -> list[float]:
 def _read_log(path: str | None) -> ServerLog | None:
     if path is None:
         return None
+    from owlai_refine.ops.serverlog import parse_server_log
+
     try:
         return parse_server_log(Path(path).read_text(encoding="utf-8", errors="replace"))
     except OSError as exc:
@@ -132,6 +129,8 @@ def _read_log(path: str | None) -> ServerLog | None:
 def _served_arch(config: str | None, log: ServerLog | None) -> ModelArch | None:
     """The model architecture for doctor's kv-plan check: ``--config``, else the log's
     ``model`` when it is a local folder holding a config.json, else ``None``."""
+    from owlai_refine.ops.plancli import load_model
+
     if config is not None:
         return load_model(config)[0]
     path = (log.args or {}).get("model") if log is not None else None
@@ -155,6 +154,9 @@ def run_stats(argv: list[str]) -> int:
     no file holds a single ``refine.call`` line (not a usage ledger)."""
 
     def body() -> int:
+        from owlai_refine.ops.ledger import read_ledgers
+        from owlai_refine.ops.stats import format_stats, ledger_stats
+
         p = _Parser(
             prog="refine stats",
             description="Input/output token figures per model "
@@ -184,6 +186,17 @@ def run_doctor(argv: list[str]) -> int:
     fails, 4 when one does."""
 
     def body() -> int:
+        import anyio
+        import httpx2
+
+        from owlai_refine.ops.doctor import (
+            DoctorInput,
+            checks_json,
+            format_checks,
+            run_checks,
+        )
+        from owlai_refine.ops.http import server_urls
+
         p = _Parser(
             prog="refine doctor",
             description="Check a self-hosted vLLM server "
@@ -238,6 +251,12 @@ def run_bench(argv: list[str]) -> int:
 
 
 def _bench(argv: list[str]) -> int:
+    import anyio
+
+    from owlai_refine.ops.bench import BenchOptions, run_bench_async
+    from owlai_refine.ops.benchfmt import format_result
+    from owlai_refine.ops.plot import plot_points
+
     p = _Parser(
         prog="refine bench",
         description="Client-side concurrency sweep against one "
@@ -353,6 +372,15 @@ def run_plan(argv: list[str]) -> int:
     flags that make no setup, 3 for an unreadable config or ledger."""
 
     def body() -> int:
+        from owlai_refine.ops.ledger import read_ledgers
+        from owlai_refine.ops.plancli import (
+            add_plan_arguments,
+            format_plans,
+            plan_json,
+            plans,
+        )
+        from owlai_refine.ops.quantiles import quantile
+
         p = _Parser(
             prog="refine plan",
             description="The KV cache a vLLM server will have "
