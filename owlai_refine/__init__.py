@@ -19,26 +19,74 @@ Library use::
         result = await refiner.refine(text)
     result = refine_sync(text, config)              # one report, blocking
     result.text, result.counts
+
+Every name below is loaded on first use (module ``__getattr__``), so that importing the package,
+or one of its modules such as the CLI, costs only what is used: ``refine --version`` never loads
+the openai package, pydantic or the guard's analysers.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from owlai_refine._version import __version__
-from owlai_refine.blocks import Block, BlockKind, Document, SkipReason
-from owlai_refine.config import Backend, GuardConfig, OutputBudget, RefineConfig, RetryPolicy
-from owlai_refine.errors import (
-    AuthError,
-    CassetteError,
-    CassetteMissError,
-    ConfigError,
-    InputError,
-    LimiterError,
-    LocalModelError,
-    OutputError,
-    RefineError,
-)
-from owlai_refine.parser import parse
-from owlai_refine.refiner import Refiner, SyncRefiner, refine, refine_sync
-from owlai_refine.results import BlockOutcome, OutcomeStatus, RefineResult, TokenTotals
-from owlai_refine.splicer import splice
+
+if TYPE_CHECKING:
+    from owlai_refine.blocks import Block, BlockKind, Document, SkipReason
+    from owlai_refine.config import Backend, GuardConfig, OutputBudget, RefineConfig, RetryPolicy
+    from owlai_refine.errors import (
+        AuthError,
+        CassetteError,
+        CassetteMissError,
+        ConfigError,
+        InputError,
+        LimiterError,
+        LocalModelError,
+        OutputError,
+        RefineError,
+    )
+    from owlai_refine.parser import parse
+    from owlai_refine.refiner import Refiner, SyncRefiner, refine, refine_sync
+    from owlai_refine.results import BlockOutcome, OutcomeStatus, RefineResult, TokenTotals
+    from owlai_refine.splicer import splice
+
+_HOMES: dict[str, tuple[str, ...]] = {
+    "blocks": ("Block", "BlockKind", "Document", "SkipReason"),
+    "config": ("Backend", "GuardConfig", "OutputBudget", "RefineConfig", "RetryPolicy"),
+    "errors": (
+        "AuthError",
+        "CassetteError",
+        "CassetteMissError",
+        "ConfigError",
+        "InputError",
+        "LimiterError",
+        "LocalModelError",
+        "OutputError",
+        "RefineError",
+    ),
+    "parser": ("parse",),
+    "refiner": ("Refiner", "SyncRefiner", "refine", "refine_sync"),
+    "results": ("BlockOutcome", "OutcomeStatus", "RefineResult", "TokenTotals"),
+    "splicer": ("splice",),
+}
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
+"""Where each exported name is defined: ``owlai_refine.<module>``."""
+
+
+def __getattr__(name: str) -> Any:
+    """An exported name, imported from its module on first use (then kept in the package)."""
+    module = _HOME_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'owlai_refine' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"owlai_refine.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOME_OF})
+
 
 __all__ = [
     "AuthError",

@@ -44,7 +44,6 @@ import anyio
 import httpx2
 import structlog
 from anyio.abc import TaskGroup
-from prometheus_client.parser import text_string_to_metric_families
 
 from owlai_refine.config import Backend, RefineConfig, redact_url
 from owlai_refine.limiter import SlotLimiter
@@ -87,6 +86,9 @@ def read_load(text: str, model: str | None = None) -> ServerLoad:
     Prometheus text or holds neither ``vllm:num_requests_running`` nor ``..._waiting`` (not
     a vLLM server).
     """
+    # Loaded on first use: a run without --adaptive never reads /metrics.
+    from prometheus_client.parser import text_string_to_metric_families  # noqa: PLC0415
+
     totals: dict[str, float] = {}
     seen: set[str] = set()
     for family in text_string_to_metric_families(text):

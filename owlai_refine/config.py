@@ -6,11 +6,12 @@ Every time is in seconds and every size in tokens unless a name says otherwise. 
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+from owlai_refine.defaults import DEFAULT_CONCURRENCY, DEFAULT_TEMPERATURE, Backend
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
@@ -21,23 +22,6 @@ __all__ = [
     "RetryPolicy",
     "redact_url",
 ]
-
-
-class Backend(StrEnum):
-    """Where the model runs, which decides the default cap on requests in flight."""
-
-    CLOUD = "cloud"
-    """A hosted API: short calls (about 2 s), many slots on the provider's side."""
-    SELF_HOSTED = "self-hosted"
-    """A vLLM (or llama.cpp) server of our own: the cap must equal its ``max_num_seqs``."""
-
-
-DEFAULT_CONCURRENCY: dict[Backend, int] = {Backend.CLOUD: 12, Backend.SELF_HOSTED: 4}
-"""Requests in flight per endpoint. Cloud 12: with ~2 s block calls the wait for the slowest
-block measured 18.2 s at 4, 6.5 s at 12 and 5.7 s at 16 in flight. Self-hosted 4: the vLLM
-server's ``max_num_seqs``; with production inputs (median 39,812 tokens, 61.7% over 32K) prefill
-saturates the GPU beyond 2-4 concurrent requests, and going from 4 to 8 gave +4% throughput for
-+65% TTFT and -56% per-request decode speed. (Figures from OwlAI's design brief.)"""
 
 
 class _Frozen(BaseModel):
@@ -111,7 +95,7 @@ class RefineConfig(_Frozen):
     api_key: SecretStr | None = Field(default=None, repr=False)
     backend: Backend = Backend.SELF_HOSTED
     concurrency: int | None = Field(default=None, ge=1, le=1024)
-    temperature: float = Field(default=0.2, ge=0, le=2)
+    temperature: float = Field(default=DEFAULT_TEMPERATURE, ge=0, le=2)
     presence_penalty: float | None = Field(default=0.0, ge=-2, le=2)
     """Sent on every request: 0 by default. A copy edit must reuse the block's own words, which
     a presence penalty punishes (chat model cards recommend 1.5, and a vLLM server's

@@ -21,7 +21,7 @@ exception from a sink is not caught: it ends the run as a bug would.
     CallFinished       one request ended (reply or error): the ledger     refine.call
     BlockSettled       a sent block's outcome is known                    refine.block_*
     RunAborted         an error ends the run (AuthError, CassetteMiss)    refine.aborted
-    SpliceCheckFailed  the splice changed a line outside the blocks       refine.splice_check_*
+    SpliceCheckFailed  the splice changed a line or a block's endings     refine.splice_check_*
     RunFinished        the result, before ``refine`` returns it           refine.done
 """
 
@@ -131,8 +131,10 @@ class RunAborted:
 
 @dataclass(frozen=True, slots=True)
 class SpliceCheckFailed:
-    """The splice changed lines outside the blocks (a splicer bug): the refinements are dropped
-    and the source returned. ``lines`` are the first 20 such line numbers (0-based)."""
+    """The splice changed lines outside the blocks, or ended a replaced block's lines otherwise
+    than the source (a splicer bug, see ``verify.splice_faults``): the refinements are dropped
+    and the source returned. ``lines`` are the first 20 such line numbers (0-based; a block's
+    first line for its endings)."""
 
     report_id: str
     lines: tuple[int, ...]

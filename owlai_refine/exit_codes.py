@@ -8,6 +8,7 @@ the same table.
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import TYPE_CHECKING
 
 from owlai_refine.errors import (
     CassetteError,
@@ -17,7 +18,9 @@ from owlai_refine.errors import (
     OutputError,
     RefineError,
 )
-from owlai_refine.results import RefineResult
+
+if TYPE_CHECKING:  # the results' pydantic models load only for a finished run
+    from owlai_refine.results import RefineResult
 
 __all__ = ["Exit"]
 

@@ -67,7 +67,7 @@ from owlai_refine.results import (
 from owlai_refine.retry import Breaker, RetryClock, retrying
 from owlai_refine.routing import Endpoint, EndpointPool
 from owlai_refine.splicer import splice
-from owlai_refine.verify import changed_outside_blocks
+from owlai_refine.verify import splice_faults
 
 __all__ = ["describe", "plan", "refine_document", "workers_for"]
 
@@ -408,7 +408,7 @@ class _Run:
         ordered = tuple(outcomes[b.id] for b in self.doc.blocks)
         replacements = {o.block_id: o.text for o in ordered if o.text is not None}
         text = splice(self.doc, replacements)
-        broken = changed_outside_blocks(self.doc, replacements, text)
+        broken = splice_faults(self.doc, replacements, text)
         if broken:
             self.emit(SpliceCheckFailed(self.report_id, tuple(broken[:20])))
             text = self.doc.source

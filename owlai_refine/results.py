@@ -8,6 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from owlai_refine.truncation import cut_by, is_truncated
+
 __all__ = [
     "BlockOutcome",
     "OutcomeStatus",
@@ -36,32 +38,6 @@ class OutcomeStatus(StrEnum):
     FAILED = "failed"
     """No usable reply after retries, or never sent because the run stopped early; ``reason``
     holds the last error. Logged as an ERROR."""
-
-
-def is_truncated(
-    finish_reason: str | None, completion_tokens: int | None, max_tokens: int | None
-) -> bool:
-    """Whether a reply was cut by the output cap: ``finish_reason == "length"``, or it used
-    exactly the ``max_tokens`` asked for (some servers say ``stop`` then). The one rule for the
-    ``truncated`` outcome and for ``refine stats``' truncation rate."""
-    return finish_reason == "length" or (
-        completion_tokens is not None and completion_tokens == max_tokens
-    )
-
-
-def cut_by(
-    finish_reason: str | None, completion_tokens: int | None, max_tokens: int | None
-) -> Literal["server", "request"] | None:
-    """Who cut a truncated reply (:func:`is_truncated`): ``"server"`` when it stopped short
-    of the ``max_tokens`` we asked (the server's own output cap, such as vLLM's
-    ``--override-generation-config`` ``max_new_tokens``, or its window filling up): the fix is
-    on the server, not in the block; ``"request"`` when it used our ``max_tokens``; ``None``
-    when the reply was not cut."""
-    if not is_truncated(finish_reason, completion_tokens, max_tokens):
-        return None
-    if completion_tokens is not None and max_tokens is not None and completion_tokens < max_tokens:
-        return "server"
-    return "request"
 
 
 class BlockOutcome(BaseModel):

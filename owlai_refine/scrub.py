@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, TextIO, cast
 from urllib.parse import urlsplit
 
-__all__ = ["REDACTED", "scrub", "scrub_text", "url_secrets"]
+__all__ = ["REDACTED", "scrub", "scrub_text", "scrubbed_stream", "url_secrets"]
 
 REDACTED = "[redacted]"
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -58,3 +58,22 @@ def url_secrets(urls: Iterable[str | None]) -> list[str]:
             if parts.username:
                 found.append(f"{parts.username}:{parts.password}")
     return found
+
+
+class _Scrubbed:
+    """A text stream whose every write is scrubbed of ``secrets``; the rest is the stream's."""
+
+    def __init__(self, stream: TextIO, secrets: Sequence[str]) -> None:
+        self._stream, self._secrets = stream, list(secrets)
+
+    def write(self, text: str) -> int:
+        return self._stream.write(scrub_text(text, self._secrets))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def scrubbed_stream(stream: TextIO, secrets: Sequence[str]) -> TextIO:
+    """``stream`` with every write scrubbed of ``secrets`` (:func:`scrub_text`), such as the
+    CLI's stderr or the operator tools' stdout. A secret is caught only within one write."""
+    return cast(TextIO, _Scrubbed(stream, secrets))

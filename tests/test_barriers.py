@@ -29,7 +29,7 @@ from owlai_refine.guard.content import lost_words
 from owlai_refine.guard.tokens import protected_tokens
 from owlai_refine.limiter import open_limiter
 from owlai_refine.orchestrate import describe, plan
-from owlai_refine.splicer import splice
+from owlai_refine.splicer import splice, spliced_lines
 from tests.support.fake_openai import FakeOpenAI, block_text
 
 NO_WAIT = RetryPolicy(max_attempts=2, wait_scale=0)
@@ -225,6 +225,26 @@ async def test_a_splice_that_changes_a_line_outside_the_blocks_returns_the_sourc
     ]
     (failed,) = [e for e in logs if e["event"] == "refine.splice_check_failed"]
     assert failed["lines"] == [0] and failed["log_level"] == "error"
+
+
+@pytest.mark.anyio
+async def test_a_splice_that_gives_a_crlf_block_lf_endings_returns_the_source(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The safety net checks the endings inside a replaced block too (issue 21 item 15): a
+    refined block spliced with LF into a CRLF report changes no line outside the blocks."""
+    real = spliced_lines
+    monkeypatch.setattr(
+        "owlai_refine.splicer.spliced_lines",
+        lambda doc, block, text, eol=None: real(doc, block, text, eol=eol).replace("\r\n", "\n"),
+    )
+    text = "# T\r\n\r\nThe team says it works.\r\n\r\nAnd it says more.\r\n"
+    with FakeOpenAI(reply=polish) as server, capture_logs() as logs:
+        result = await refine(text, config(server))
+    assert result.text == text
+    assert [o.reason for o in result.outcomes] == ["splice check failed"] * 2
+    (failed,) = [e for e in logs if e["event"] == "refine.splice_check_failed"]
+    assert failed["lines"] == [2, 4]  # each block's first line
 
 
 # ---------------------------------------------------------------- what the run reports

@@ -372,7 +372,7 @@ def test_a_bug_is_one_line_asking_for_a_report_and_the_traceback_goes_to_the_log
     def broken(*args: object, **kwargs: object) -> None:
         raise ValueError("planted")
 
-    monkeypatch.setattr("owlai_refine.cli.print_plan", broken)
+    monkeypatch.setattr("owlai_refine.cli.run.print_plan", broken)
     report = write(tmp_path, "r.md", TEXT)
     log = tmp_path / "log.jsonl"
     assert main([str(report), "--dry-run", "--log-file", str(log)]) == Exit.BUG
@@ -450,8 +450,8 @@ def test_a_server_gone_after_the_check_gets_nothing_written_and_exit_2(
             no_wait = config.model_copy(update={"retry": RetryPolicy(wait_scale=0)})
             return refine(source, no_wait, **kwargs)
 
-        monkeypatch.setattr("owlai_refine.cli.check_servers", check_then_stop)
-        monkeypatch.setattr("owlai_refine.cli.refine", refine_without_waits)
+        monkeypatch.setattr("owlai_refine.cli.run.check_servers", check_then_stop)
+        monkeypatch.setattr("owlai_refine.cli.run.refine", refine_without_waits)
         args = [str(report), "-o", str(out), "--base-url", s.base_url, "--model", "fake-model"]
         code = main(args)
     assert code == Exit.CONFIG

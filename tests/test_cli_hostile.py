@@ -262,7 +262,7 @@ def test_an_internal_error_logs_no_locals_and_no_key(
     def planted(*args: object, **kwargs: object) -> None:
         raise RuntimeError("planted bug")
 
-    monkeypatch.setattr("owlai_refine.cli.read_report", planted)
+    monkeypatch.setattr("owlai_refine.cli.run.read_report", planted)
     log = tmp_path / "log.jsonl"
     limiter = "redis://:hunter2-secret@127.0.0.1:6379/0"
     code = main(["r.md", "--log-file", str(log), "--limiter", limiter])

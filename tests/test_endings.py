@@ -8,7 +8,7 @@ import pytest
 
 from owlai_refine.parser import parse
 from owlai_refine.splicer import splice
-from owlai_refine.verify import changed_outside_blocks
+from owlai_refine.verify import changed_outside_blocks, misended_blocks, splice_faults
 from tests.support.checks import lines_with_endings, skeleton_changes
 
 CRLF = "# Title\r\n\r\nOne line.\r\n\r\n- item one\r\n- item two\r\n\r\nEnd.\r\n"
@@ -52,7 +52,7 @@ def test_endings_of_a_rewritten_block(source: str, block: int, new: str, expecte
     block_id = doc.sendable[block].id
     out = splice(doc, {block_id: new})
     assert out == expected
-    assert changed_outside_blocks(doc, {block_id: new}, out) == []
+    assert splice_faults(doc, {block_id: new}, out) == []
     assert skeleton_changes(source, out) == []
 
 
@@ -81,6 +81,34 @@ def test_verify_sees_a_changed_ending_or_line_outside_the_blocks(change: object,
     out = change(splice(doc, {first: "Two\nlines."}))
     assert changed_outside_blocks(doc, {first: "Two\nlines."}, out) == [line]
     assert skeleton_changes(CRLF, out) != []  # the independent oracle sees it too
+
+
+@pytest.mark.parametrize(
+    ("change", "line"),
+    [
+        (lambda s: s.replace("Two\r\n", "Two\n"), 2),  # LF inside a CRLF block
+        (lambda s: s.replace("Two\r\n", "Two\r"), 2),
+        (lambda s: s.replace("lines.\r\n", "lines.\n"), 2),  # the block's last ending
+        (lambda s: s.replace("\r\n", "\n"), 2),  # the whole report (lines outside too)
+    ],
+)
+def test_verify_sees_a_changed_ending_inside_a_replaced_block(change: object, line: int) -> None:
+    assert callable(change)
+    doc = parse(CRLF)
+    new = {doc.sendable[0].id: "Two\nlines."}
+    out = change(splice(doc, new))
+    assert misended_blocks(doc, new, out) == [line]
+    assert line in splice_faults(doc, new, out)
+
+
+def test_a_block_rewritten_onto_more_lines_keeps_its_own_endings() -> None:
+    source = "# T\n\nOne\r\ntwo.\n\nEnd.\n"  # a two-line block: CRLF inside, LF last
+    doc = parse(source)
+    new = {doc.sendable[0].id: "A\nB\nC."}
+    good = splice(doc, new)
+    assert misended_blocks(doc, new, good) == []
+    # LF inside is the document's ending but not the block's own: the splicer never writes it.
+    assert misended_blocks(doc, new, good.replace("A\r\n", "A\n")) == [2]
 
 
 def test_verify_counts_the_new_lines_of_a_rewritten_block() -> None:

@@ -1,4 +1,5 @@
-"""Reading a report and writing the refined one, safely: the CLI's only file IO.
+"""Reading a report and writing the refined one, safely: the CLI's only file IO (and where the
+JSON log goes by default, :func:`default_ledger_path`).
 
 The input is never modified. Output is written atomically: a temporary file in the target's
 directory, flushed and fsynced, then renamed over the target, so a crash, Ctrl-C or SIGTERM
@@ -30,6 +31,8 @@ __all__ = [
     "Backup",
     "Terminated",
     "check_writable",
+    "default_ledger_path",
+    "home",
     "kept_backup",
     "make_backup",
     "next_backup",
@@ -261,3 +264,20 @@ def write_atomic(path: str, text: str) -> None:
         if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+
+
+def default_ledger_path() -> Path:
+    """Where the JSON log (the usage ledger) goes when stderr is a terminal and no
+    ``--log-file`` is given: ``$XDG_STATE_HOME/owlai-refine/ledger.jsonl``, by default
+    ``~/.local/state/owlai-refine/ledger.jsonl`` (the XDG base directory for logs and history),
+    appended to by every run."""
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "owlai-refine" / "ledger.jsonl"
+
+
+def home(path: Path) -> str:
+    """``path`` with the home directory written ``~``, as a person would type it."""
+    try:
+        return "~/" + str(path.relative_to(Path.home()))
+    except ValueError:
+        return str(path)

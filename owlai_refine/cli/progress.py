@@ -13,7 +13,6 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, TextIO
 
@@ -24,7 +23,7 @@ if TYPE_CHECKING:  # rich loads only when a display is drawn (at a terminal)
     from rich.console import Console
     from rich.progress import TaskID
 
-__all__ = ["LiveProgress", "RunTracker", "default_ledger_path", "stderr_is_terminal", "summary"]
+__all__ = ["LiveProgress", "RunTracker", "stderr_is_terminal", "summary"]
 
 _SHOWN = ("refined", "unchanged", "rejected", "truncated", "failed")
 _STYLE = {"refined": "green", "rejected": "yellow", "truncated": "yellow", "failed": "red"}
@@ -44,15 +43,6 @@ def stderr_is_terminal(stream: TextIO | None = None) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
-
-
-def default_ledger_path() -> Path:
-    """Where the JSON log (the usage ledger) goes when stderr is a terminal and no
-    ``--log-file`` is given: ``$XDG_STATE_HOME/owlai-refine/ledger.jsonl``, by default
-    ``~/.local/state/owlai-refine/ledger.jsonl`` (the XDG base directory for logs and history),
-    appended to by every run."""
-    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(state) / "owlai-refine" / "ledger.jsonl"
 
 
 class RunTracker:

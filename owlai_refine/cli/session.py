@@ -5,29 +5,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, TextIO, cast
 
-from owlai_refine.cli.progress import (
-    LiveProgress,
-    RunTracker,
-    default_ledger_path,
-    stderr_is_terminal,
-)
+from owlai_refine.cli.files import default_ledger_path, home
+from owlai_refine.cli.progress import LiveProgress, RunTracker, stderr_is_terminal
 from owlai_refine.errors import OutputError
-from owlai_refine.scrub import scrub_text
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["Session", "home", "scrubbed_stream"]
-
-
-def home(path: Path) -> str:
-    """``path`` with the home directory written ``~``, as a person would type it."""
-    try:
-        return "~/" + str(path.relative_to(Path.home()))
-    except ValueError:
-        return str(path)
+__all__ = ["Session"]
 
 
 class _LogFile:
@@ -103,21 +90,3 @@ class Session:
     def close(self) -> None:
         if self.log_stream is not self.err:
             self.log_stream.close()
-
-
-class _Scrubbed:
-    """stderr for people, every line scrubbed of ``secrets`` (:mod:`owlai_refine.scrub`)."""
-
-    def __init__(self, stream: TextIO, secrets: list[str]) -> None:
-        self._stream, self._secrets = stream, secrets
-
-    def write(self, text: str) -> int:
-        return self._stream.write(scrub_text(text, self._secrets))
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
-
-
-def scrubbed_stream(stream: TextIO, secrets: list[str]) -> TextIO:
-    """``stream`` with every write scrubbed of ``secrets``: the CLI's stderr."""
-    return cast(TextIO, _Scrubbed(stream, secrets))

@@ -2,7 +2,9 @@
 
 Each command has an entry function taking its arguments (without the command words) and
 returning the exit code; the core CLI dispatches ``refine stats ...`` to :func:`run_stats` etc.
-Output goes to stdout; errors are one line on stderr, never a traceback. Exit codes:
+Output goes to stdout; errors are one line on stderr, never a traceback. Everything printed,
+stdout and stderr, is scrubbed of ``$OPENAI_API_KEY`` and of passwords in URL arguments
+(a server's error body may echo the ``Authorization`` header). Exit codes:
 
 ====  ==============================================================================
 0     done (``doctor``: no check failed; warnings allowed)
@@ -18,31 +20,28 @@ Output goes to stdout; errors are one line on stderr, never a traceback. Exit co
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
-
-import anyio
-import httpx2
+from typing import TYPE_CHECKING, NoReturn
 
 from owlai_refine.cli.files import check_writable
 from owlai_refine.errors import ConfigError, InputError, RefineError
 from owlai_refine.exit_codes import Exit
-from owlai_refine.ops.bench import BenchOptions, BenchResult, run_bench_async
-from owlai_refine.ops.benchfmt import format_result
-from owlai_refine.ops.doctor import Check, DoctorInput, checks_json, format_checks, run_checks
-from owlai_refine.ops.http import server_urls
-from owlai_refine.ops.ledger import read_ledgers
-from owlai_refine.ops.modelarch import ModelArch
-from owlai_refine.ops.plancli import add_plan_arguments, format_plans, load_model, plan_json, plans
-from owlai_refine.ops.plot import plot_points
-from owlai_refine.ops.quantiles import quantile
-from owlai_refine.ops.serverlog import ServerLog, parse_server_log
-from owlai_refine.ops.stats import format_stats, ledger_stats
+from owlai_refine.scrub import scrubbed_stream, url_secrets
+
+if TYPE_CHECKING:
+    from owlai_refine.ops.bench import BenchResult
+    from owlai_refine.ops.doctor import Check
+    from owlai_refine.ops.modelarch import ModelArch
+    from owlai_refine.ops.serverlog import ServerLog
+
+# Each command imports what it runs on inside its entry function, so that ``refine
+# stats`` and ``refine plan`` start without the HTTP client, anyio or prometheus_client.
 
 __all__ = ["EXIT_CHECK_FAILED", "run_bench", "run_doctor", "run_plan", "run_stats"]
 
@@ -65,7 +64,18 @@ def _err(text: str) -> None:
     sys.stderr.flush()
 
 
-def _guard(prog: str, body: Callable[[], int]) -> int:
+def _guard(prog: str, argv: list[str], body: Callable[[], int]) -> int:
+    """``body()``'s exit code, every error one line on stderr; stdout and stderr scrubbed of
+    the API key and of passwords in the URLs among ``argv`` meanwhile."""
+    secrets = [os.environ.get("OPENAI_API_KEY", ""), *url_secrets(argv)]
+    with (
+        contextlib.redirect_stdout(scrubbed_stream(sys.stdout, secrets)),
+        contextlib.redirect_stderr(scrubbed_stream(sys.stderr, secrets)),
+    ):
+        return _guarded(prog, body)
+
+
+def _guarded(prog: str, body: Callable[[], int]) -> int:
     try:
         return body()
     except SystemExit as exc:  # --help / --version from argparse
@@ -108,6 +118,8 @@ def _fraction_list(text: str) -> list[float]:
 def _read_log(path: str | None) -> ServerLog | None:
     if path is None:
         return None
+    from owlai_refine.ops.serverlog import parse_server_log
+
     try:
         return parse_server_log(Path(path).read_text(encoding="utf-8", errors="replace"))
     except OSError as exc:
@@ -117,6 +129,8 @@ def _read_log(path: str | None) -> ServerLog | None:
 def _served_arch(config: str | None, log: ServerLog | None) -> ModelArch | None:
     """The model architecture for doctor's kv-plan check: ``--config``, else the log's
     ``model`` when it is a local folder holding a config.json, else ``None``."""
+    from owlai_refine.ops.plancli import load_model
+
     if config is not None:
         return load_model(config)[0]
     path = (log.args or {}).get("model") if log is not None else None
@@ -140,6 +154,9 @@ def run_stats(argv: list[str]) -> int:
     no file holds a single ``refine.call`` line (not a usage ledger)."""
 
     def body() -> int:
+        from owlai_refine.ops.ledger import read_ledgers
+        from owlai_refine.ops.stats import format_stats, ledger_stats
+
         p = _Parser(
             prog="refine stats",
             description="Input/output token figures per model "
@@ -159,7 +176,7 @@ def run_stats(argv: list[str]) -> int:
         _out(stats.model_dump_json(indent=2) if args.json else format_stats(stats))
         return 0
 
-    return _guard("refine stats", body)
+    return _guard("refine stats", argv, body)
 
 
 # --------------------------------------------------------------------------------- doctor
@@ -169,6 +186,17 @@ def run_doctor(argv: list[str]) -> int:
     fails, 4 when one does."""
 
     def body() -> int:
+        import anyio
+        import httpx2
+
+        from owlai_refine.ops.doctor import (
+            DoctorInput,
+            checks_json,
+            format_checks,
+            run_checks,
+        )
+        from owlai_refine.ops.http import server_urls
+
         p = _Parser(
             prog="refine doctor",
             description="Check a self-hosted vLLM server "
@@ -211,7 +239,7 @@ def run_doctor(argv: list[str]) -> int:
         _out(json.dumps(checks_json(checks), indent=2) if args.json else format_checks(checks))
         return EXIT_CHECK_FAILED if any(c.status == "fail" for c in checks) else 0
 
-    return _guard("refine doctor", body)
+    return _guard("refine doctor", argv, body)
 
 
 # ---------------------------------------------------------------------------------- bench
@@ -219,10 +247,16 @@ def run_bench(argv: list[str]) -> int:
     """``refine bench --base-url URL --model NAME ...``: client-side concurrency sweep (see
     :mod:`owlai_refine.ops.bench`). Progress and warnings go to stderr; the table (or JSON)
     to stdout."""
-    return _guard("refine bench", lambda: _bench(argv))
+    return _guard("refine bench", argv, lambda: _bench(argv))
 
 
 def _bench(argv: list[str]) -> int:
+    import anyio
+
+    from owlai_refine.ops.bench import BenchOptions, run_bench_async
+    from owlai_refine.ops.benchfmt import format_result
+    from owlai_refine.ops.plot import plot_points
+
     p = _Parser(
         prog="refine bench",
         description="Client-side concurrency sweep against one "
@@ -338,6 +372,15 @@ def run_plan(argv: list[str]) -> int:
     flags that make no setup, 3 for an unreadable config or ledger."""
 
     def body() -> int:
+        from owlai_refine.ops.ledger import read_ledgers
+        from owlai_refine.ops.plancli import (
+            add_plan_arguments,
+            format_plans,
+            plan_json,
+            plans,
+        )
+        from owlai_refine.ops.quantiles import quantile
+
         p = _Parser(
             prog="refine plan",
             description="The KV cache a vLLM server will have "
@@ -355,4 +398,4 @@ def run_plan(argv: list[str]) -> int:
         _out(json.dumps(plan_json(ps), indent=2) if args.json else format_plans(ps))
         return 0
 
-    return _guard("refine plan", body)
+    return _guard("refine plan", argv, body)

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from owlai_refine.ops.ledger import CallRecord, LedgerRead
 from owlai_refine.ops.quantiles import quantiles
-from owlai_refine.results import cut_by, is_truncated
+from owlai_refine.truncation import cut_by, is_truncated
 
 __all__ = [
     "QUANTILES",

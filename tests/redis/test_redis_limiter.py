@@ -132,6 +132,37 @@ async def test_renewal_keeps_a_slot_past_its_lease(redis_server: RedisServer) ->
     assert not _events(logs, "limiter.lease_lost")
 
 
+async def test_a_slot_taken_after_the_renewer_went_idle_is_renewed(
+    redis_server: RedisServer,
+) -> None:
+    """The renewer stops when no slot is held; the next slot starts it again (issue 21 item
+    15: a renewer that never restarted let that slot expire and go to a waiting worker)."""
+    order: list[str] = []
+    async with limiters(redis_server.url, 2, slots=1, lease_s=0.5) as (a, b):
+        async with a:
+            await anyio.sleep(0.3)  # the renewer runs once
+        await anyio.sleep(0.4)  # it wakes to find no slot held, and stops
+        assert a._renewer is not None and a._renewer.done()
+
+        async def second_slot() -> None:
+            async with a:
+                order.append("a in")
+                await anyio.sleep(2.0)  # four leases long: only renewal keeps it
+                order.append("a out")
+
+        async def waiter() -> None:
+            await anyio.sleep(0.2)
+            async with b:
+                order.append("b in")
+
+        with capture_logs() as logs:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(second_slot)
+                tg.start_soon(waiter)
+    assert order == ["a in", "a out", "b in"]
+    assert not _events(logs, "limiter.lease_lost")
+
+
 async def test_lost_lease_is_logged_and_the_request_goes_on(redis_server: RedisServer) -> None:
     async with limiters(redis_server.url, 1, lease_s=0.6) as (limiter,):
         with capture_logs() as logs:
