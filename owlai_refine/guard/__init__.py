@@ -61,7 +61,7 @@ from owlai_refine.guard import _md as _prose_of
 from owlai_refine.guard import language as _languages
 from owlai_refine.guard import normalise as _normalised
 from owlai_refine.guard.analysis.core import forget
-from owlai_refine.guard.cutoff import normalise_ws
+from owlai_refine.guard.cutoff import length_problem, normalise_ws
 from owlai_refine.guard.reasons import Reason
 from owlai_refine.guard.repetition import RepetitionDetector
 from owlai_refine.guard.rules import RULES, run_rules
@@ -80,6 +80,8 @@ __all__ = [
     "watchdog_for",
 ]
 
+_RUNAWAY_CHARS = 20_000
+"""A reply too long for its block and longer than this is refused on its length alone."""
 MAX_REASONS = 12
 """At most this many reasons are returned; the last then says how many more there were."""
 
@@ -114,6 +116,11 @@ def check_reply(block: Block, reply: str, config: GuardConfig) -> Verdict:
         return Verdict(None, (Reason("empty"),), unwrapped=removed)
     if normalise_ws(text) == normalise_ws(block.text):
         return Verdict(block.text, unchanged=True, unwrapped=removed)
+    too_long = length_problem(block.text, text, config)
+    if too_long is not None and too_long.group == "too long" and len(text) > _RUNAWAY_CHARS:
+        # refused on length before any parse or alignment: a runaway reply of megabytes would
+        # otherwise cost seconds of CPU on the event loop (the rules are superlinear in it)
+        return Verdict(None, (too_long,), unwrapped=removed)
     reasons = problems(block.text, text, config)
     if reasons:
         return Verdict(None, tuple(reasons), unwrapped=removed)

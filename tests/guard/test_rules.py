@@ -173,3 +173,9 @@ def test_a_reason_reads_as_one_line() -> None:
     assert str(Reason("lost citation", "[4]")) == "lost citation [4]"
     assert str(Reason("structure", "heading", ": ")) == "structure: heading"
     assert str(Reason("empty")) == "empty"
+
+
+def test_a_runaway_reply_is_refused_on_length_alone_before_any_alignment() -> None:
+    block = "Costs fell in 2024 [4]."
+    text, reasons = _verdict(block, "Costs rose and rose. " * 50_000)  # about 1 MB
+    assert text is None and [str(r) for r in reasons] == ["too long: 45652.13x"]
