@@ -29,8 +29,13 @@ def test_the_two_setup_commands_exist_and_ci_runs_the_test_command() -> None:
 @pytest.mark.skipif(
     importlib.util.find_spec("xllamacpp") is None, reason="needs owlai-refine[local]"
 )
-def test_the_library_example_runs_as_written(capsys: pytest.CaptureFixture[str]) -> None:
-    """The example uses the embedded model, so a newcomer can run it as it stands."""
+def test_the_library_example_runs_as_written(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first example, with ``OWLAI_REFINE_BASE_URL`` unset, uses the embedded model, so a
+    newcomer can run it as it stands (tests/test_readme_examples.py runs every example against
+    the loopback server)."""
+    monkeypatch.delenv("OWLAI_REFINE_BASE_URL", raising=False)
     try:
         exec(compile(PYTHON[0], "README.md", "exec"), {})  # noqa: S102 - our own README's example
     finally:
@@ -38,6 +43,6 @@ def test_the_library_example_runs_as_written(capsys: pytest.CaptureFixture[str])
     out = capsys.readouterr().out
     counts = out.splitlines()[0]
     assert all(f"'{status}':" in counts for status in ("refined", "unchanged", "rejected"))
-    assert out.splitlines()[2].startswith("0 (2, 3) ")  # the one block: lines [2, 3)
-    assert out.splitlines()[3] == "# Notes"  # then the report itself, and no log line
+    assert out.splitlines()[1].startswith("0 (2, 3) ")  # the one block: lines [2, 3)
+    assert out.splitlines()[2] == "# Notes"  # then the report itself, and no log line
     assert "refine.start" not in out and "event" not in out
