@@ -17,7 +17,7 @@ there would ship). Mutants of functions that the tests never reach are listed as
 
 Prints a line per module, the surviving mutants (``mutmut show NAME`` prints one's diff), and,
 last, ``mutants killed K/N (P%)``. Benchmark-style: too slow for every CI run; run it after
-changing the core or its tests (see README, "Testing").
+changing the core or its tests (see docs/development.md, "How good the tests are").
 """
 
 from __future__ import annotations

@@ -436,8 +436,9 @@ def test_every_ledger_line_carries_the_reports_name_as_report_id(
 def test_a_server_gone_after_the_check_gets_nothing_written_and_exit_2(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The README: "If the server goes away after the check and not one request reaches it,
-    nothing is written and the exit is 2" (a report with every block failed is not written)."""
+    """If the server goes away after the check and not one request reaches it, nothing is
+    written and the exit is 2 (the README's exit codes: "no server reachable (nothing sent,
+    nothing written)"); a report with every block failed is not written."""
     report = write(tmp_path, "r.md", TEXT)
     out = tmp_path / "out.md"
     with FakeOpenAI(reply=polish) as s:

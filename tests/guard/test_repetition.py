@@ -97,7 +97,7 @@ def test_watchdog_fires_within_256_tokens_of_a_loop(sentence: str) -> None:
     ],
 )
 def test_an_eight_word_loop_is_cut_within_35_tokens(sentence: str) -> None:
-    """The README's figure: a looping sentence is cut as its third copy ends, which for an
+    """docs/guard-design.md's figure: a looping sentence is cut as its third copy ends, which for an
     8-word sentence (41-46 characters) is at most 35 tokens (4 characters a token) after the
     loop begins; fed one character at a time."""
     prose = "The committee reviewed the budget and agreed on three priorities for 2025. "

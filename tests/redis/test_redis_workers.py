@@ -2,8 +2,8 @@
 
 The loopback test server (``/hold``) is the independent witness: it sees every request made
 under a slot, from every process, and knows nothing of Redis. Lease times are short (1-2 s);
-a dead worker's slots must come back within the README's bound (the lease and one poll, lease/3)
-plus one second for process scheduling on the CI machine's two shared cores.
+a dead worker's slots must come back within docs/serving.md's bound (the lease and one poll,
+lease/3) plus one second for process scheduling on the CI machine's two shared cores.
 """
 
 from __future__ import annotations
@@ -177,7 +177,7 @@ def test_sigkill_worker_gives_its_slots_back_within_the_lease(
         f"of 60 blocks"
     )
     assert max_in_flight <= 4
-    # The README's bound: the lease (expiry after the last renewal) and one poll (lease/3),
+    # docs/serving.md's bound: the lease (expiry after the last renewal) and one poll (lease/3),
     # plus one second for the processes to be scheduled on a loaded 2-core machine.
     assert all_back_s < lease_s * 4 / 3 + 1.0
     assert sum(1 for s in starts if s.who in {"w1", "w2"}) == 60

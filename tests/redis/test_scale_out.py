@@ -71,7 +71,7 @@ def test_a_killed_worker_gives_its_slots_back_within_the_lease(
     redis_server: RedisServer, reports: list[Path]
 ) -> None:
     """Kill worker 0 while it holds slots: the other two get all 4 slots back within the lease
-    and one poll, as the README says (measured at the server: their own requests in flight
+    and one poll, as docs/serving.md says (measured at the server: their own requests in flight
     reach 4 again)."""
     lease_s = 2.0
     with FakeOpenAI(reply=polish, latency_s=lambda body: 0.3) as server:
@@ -96,7 +96,7 @@ def test_a_killed_worker_gives_its_slots_back_within_the_lease(
     assert server.max_in_flight == 4
     assert recovered_at is not None
     recovery = recovered_at - killed_at
-    # The README's bound, the lease and one poll (lease/3), plus one second for the processes
+    # docs/serving.md's bound, the lease and one poll (lease/3), plus one second for the processes
     # to be scheduled on a loaded 2-core machine.
     assert recovery < lease_s * 4 / 3 + 1.0
     print(  # noqa: T201
