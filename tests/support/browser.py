@@ -38,7 +38,7 @@ def chromium() -> str | None:
 @dataclass(frozen=True)
 class Look:
     """What the browser made of a page: its DOM (``--dump-dom``; ``""`` for a screenshot) and
-    the URLs of the requests the page made (its own document included)."""
+    the URLs of the requests the page made (a ``file://`` document's own load is not one)."""
 
     dom: str
     page_requests: list[str]
@@ -74,8 +74,6 @@ def look(url: str, work: Path, *, screenshot: Path | None = None, size: str = "1
         params = event.get("params", {})
         if event["type"] != start or "url" not in params:
             continue
-        if params.get("initiator", "not an origin") != "not an origin" or params["url"].startswith(
-            "file:"
-        ):
+        if params.get("initiator", "not an origin") != "not an origin":
             urls.append(params["url"])
     return Look("" if screenshot else done.stdout, urls)
