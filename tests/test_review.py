@@ -95,6 +95,9 @@ def marked(old: str, new: str, language: str | None = None) -> str:
             "The results [-was-]{+were+} good{+,+} and the team [-were-]{+was+} happy [1].",
         ),
         ("a b c d", "a x y d", "a [-b c-]{+x y+} d"),  # the space between two edits is in both
+        ("a b c", "a c", "a[- b-] c"),  # a deletion alone carries the space before it
+        ("b c", "c", "[-b -]c"),  # or, first in the text, the one after
+        ("a c", "a b c", "a {+b+} c"),
         ("grew 12.5% in 2024", "grew 12.6% in 2024", "grew [-12.5-]{+12.6+}% in 2024"),
         ("one\ntwo three", "one two\nthree", "one two\nthree"),  # a reflow is no edit
         ("the long-term plan", "the short-term plan", "the [-long-term-]{+short-term+} plan"),
@@ -297,6 +300,14 @@ def test_diff_goes_to_stderr_when_the_report_goes_to_stdout(
     out, err = capsys.readouterr()
     assert out == "# T\n\nThe team states so.\n"
     assert "@@ line 3 @@\nThe team [-says-]{+states+} so.\n" in err
+
+
+def test_diff_text_draws_a_deletions_leading_space_outside_its_marks() -> None:
+    source = "The big red house.\n"
+    result = result_for(source, b0={"status": OutcomeStatus.REFINED, "text": "The red house."})
+    assert diff_text(parse(source), result) == "@@ line 1 @@\nThe [-big-] red house.\n"
+    page = review_page(parse(source), result, name="r.md")
+    assert "The <del>big</del> red house." in page
 
 
 def test_diff_text_of_a_run_with_no_edit_is_empty() -> None:

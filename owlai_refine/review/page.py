@@ -56,10 +56,16 @@ def _esc(text: str) -> str:
 
 
 def _diff_html(chunks: list[Chunk]) -> str:
-    tag = {"equal": "", "delete": "del", "insert": "ins"}
-    return "".join(
-        f"<{tag[c.op]}>{_esc(c.text)}</{tag[c.op]}>" if tag[c.op] else _esc(c.text) for c in chunks
-    )
+    """Chunks as HTML: ``<del>`` and ``<ins>``, a deletion's leading space drawn outside it."""
+    out = []
+    for c in chunks:
+        if c.op == "equal":
+            out.append(_esc(c.text))
+            continue
+        body = c.text.lstrip() if c.op == "delete" else c.text
+        tag = "del" if c.op == "delete" else "ins"
+        out.append(f"{_esc(c.text[: len(c.text) - len(body)])}<{tag}>{_esc(body)}</{tag}>")
+    return "".join(out)
 
 
 def _lines(block: Block) -> str:

@@ -23,6 +23,11 @@ def _visible(text: str) -> str:
     return CONTROL.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
 
 
+def _lead(text: str) -> str:
+    """The whitespace ``text`` starts with."""
+    return text[: len(text) - len(text.lstrip())]
+
+
 def refined_diffs(doc: Document, result: RefineResult) -> list[tuple[str, list[Chunk]]]:
     """``(header, chunks)`` for each refined block of ``result`` (a run over ``doc``), in
     document order; header ``@@ line 12 @@`` or ``@@ lines 12-14 @@`` (1-based source lines).
@@ -46,7 +51,8 @@ def diff_text(doc: Document, result: RefineResult, *, color: bool = False) -> st
         parts = []
         for header, chunks in refined_diffs(doc, result):
             marked = "".join(
-                f"[-{c.text}-]" if c.op == "delete" else f"{{+{c.text}+}}" if c.op == "insert"
+                _lead(c.text) + f"[-{c.text.lstrip()}-]" if c.op == "delete"
+                else f"{{+{c.text}+}}" if c.op == "insert"
                 else c.text
                 for c in chunks
             )  # fmt: skip
@@ -57,6 +63,9 @@ def diff_text(doc: Document, result: RefineResult, *, color: bool = False) -> st
     for header, chunks in refined_diffs(doc, result):
         text.append(header + "\n", style="cyan")
         for c in chunks:
-            text.append(_visible(c.text), style=style[c.op])
+            if c.op == "delete":  # its leading space is drawn outside it, as in plain text
+                text.append(_lead(c.text))
+            body = c.text.lstrip() if c.op == "delete" else c.text
+            text.append(_visible(body), style=style[c.op])
         text.append("\n")
     return text
