@@ -378,16 +378,17 @@ class _Run:
             ttft_s=reply.ttft_s,
         )
         if reply.watchdog_reason:  # the stream was closed early: the detail says why
-            return _rejected(outcome, (Reason("stopped early", reply.watchdog_reason, ": "),))
+            reason = Reason("stopped early", reply.watchdog_reason, ": ")
+            return _rejected(outcome, (reason,), reply.content)
         if is_truncated(reply.finish_reason, reply.completion_tokens, sent.max_tokens):
-            return outcome.model_copy(
-                update={"status": OutcomeStatus.TRUNCATED, "reason": "length"}
-            )
+            cut = {"status": OutcomeStatus.TRUNCATED, "reason": "length", "reply": reply.content}
+            return outcome.model_copy(update=cut)
         if reply.finish_reason != "stop":  # content_filter, tool_calls: not a finished edit
-            return _rejected(outcome, (Reason("finish_reason", str(reply.finish_reason)),))
+            reason = Reason("finish_reason", str(reply.finish_reason))
+            return _rejected(outcome, (reason,), reply.content)
         verdict = check_reply(block, reply.content, self.config.guard)
         if verdict.text is None:
-            return _rejected(outcome, verdict.reasons)
+            return _rejected(outcome, verdict.reasons, reply.content)
         if verdict.unchanged:
             return outcome.model_copy(update={"status": OutcomeStatus.UNCHANGED})
         return outcome.model_copy(update={"text": verdict.text})
@@ -435,11 +436,12 @@ class _Run:
         )
 
 
-def _rejected(outcome: BlockOutcome, reasons: Sequence[Reason]) -> BlockOutcome:
+def _rejected(outcome: BlockOutcome, reasons: Sequence[Reason], reply: str) -> BlockOutcome:
     texts = tuple(str(r) for r in reasons)
     return outcome.model_copy(
         update={
             "status": OutcomeStatus.REJECTED,
+            "reply": reply,
             "reason": "; ".join(texts),
             "reasons": texts,
             "reason_groups": tuple(r.group for r in reasons),

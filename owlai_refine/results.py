@@ -70,6 +70,10 @@ class BlockOutcome(BaseModel):
     ttft_s: float | None = None
     text: str | None = None
     """The new text (prefix-free) for a ``refined`` block; ``None`` otherwise."""
+    reply: str | None = None
+    """The reply that was not used, as the model sent it (``<think>`` removed): the one the
+    guard refused for a ``rejected`` block, the cut one for a ``truncated`` block; ``None``
+    otherwise. Kept for review (``refine --review``); never logged."""
 
 
 class TokenTotals(BaseModel):

@@ -190,6 +190,20 @@ def _parser() -> argparse.ArgumentParser:
         help="list every block: sent (with its max_tokens) or skipped (with the reason), and "
         "its opening words; no calls, nothing written",
     )
+    p.add_argument(
+        "--review",
+        metavar="PATH",
+        help="also write a review page here: one self-contained HTML file with the counts, each "
+        "block's word diff, and the replies refused with their reasons (written atomically, "
+        "even when the run stops early)",
+    )
+    p.add_argument(
+        "--diff",
+        action="store_true",
+        help="print the word diff of each refined block ([-old-]{+new+}, red and green at a "
+        "terminal unless NO_COLOR is set): on stdout when the report goes to a file, else on "
+        "stderr",
+    )
     tape = p.add_mutually_exclusive_group()
     tape.add_argument(
         "--record",

@@ -14,12 +14,14 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TextIO
 
 import anyio
 import httpx2
 import pydantic
 import structlog
 
+from owlai_refine.blocks import Document
 from owlai_refine.cassette import RecordingTransport, ReplayTransport
 from owlai_refine.cli.dryrun import print_plan
 from owlai_refine.cli.files import (
@@ -44,6 +46,7 @@ from owlai_refine.parser import parse
 from owlai_refine.prompt import skip_reason
 from owlai_refine.refiner import refine
 from owlai_refine.results import RefineResult
+from owlai_refine.review import diff_text, review_page
 from owlai_refine.scrub import scrubbed_stream, url_secrets
 
 __all__ = ["run_report"]
@@ -142,6 +145,33 @@ def _output(args: argparse.Namespace) -> str | None:
     return output
 
 
+def _review_path(args: argparse.Namespace, output: str | None) -> str | None:
+    """Where ``--review`` writes its page (``None``: no page), checked before the report is
+    read: not with ``--dry-run``, never the report itself nor the refined report's file."""
+    review: str | None = args.review
+    if args.dry_run and (review or args.diff):
+        raise ConfigError("--review and --diff show a run's edits: --dry-run sends nothing")
+    if review is None:
+        return None
+    for other, what in ((args.report, "the input"), (output, "the refined report's file")):
+        if other and other != "-" and (other == review or same_file(other, review)):
+            raise OutputError(f"{review}: is {what}; give the review page a file of its own")
+    return review
+
+
+def _show_diff(doc: Document, result: RefineResult, stream: TextIO) -> None:
+    """Print ``--diff`` to ``stream``: coloured at a terminal unless ``NO_COLOR`` is set."""
+    color = stream.isatty() and not os.environ.get("NO_COLOR")
+    shown = diff_text(doc, result, color=color)
+    if isinstance(shown, str):
+        stream.write(shown)
+        stream.flush()
+        return
+    from rich.console import Console  # noqa: PLC0415 - only for a coloured diff
+
+    Console(file=stream, force_terminal=True, highlight=False, soft_wrap=True).print(shown, end="")
+
+
 def _preflight(args: argparse.Namespace, config: RefineConfig, source: str) -> None:
     """Ask the servers for their models before the first block, unless nothing will be sent or
     a cassette answers (replay)."""
@@ -155,9 +185,12 @@ def _preflight(args: argparse.Namespace, config: RefineConfig, source: str) -> N
 def _refine_report(args: argparse.Namespace, run: Session) -> Exit:
     config = _config(args)
     output = _output(args)
+    review = _review_path(args, output)
     source = read_report(args.report, args.max_bytes)
     if output and not args.dry_run:  # a dry run writes nothing
         check_writable(output)
+    if review:
+        check_writable(review)
     if args.dry_run:
         print_plan(parse(source, reference_headings=config.reference_headings), config, sys.stdout)
         return Exit.OK
@@ -181,7 +214,10 @@ def _refine_report(args: argparse.Namespace, run: Session) -> Exit:
         if result is None:
             run.err.write("refine: interrupted; no output was written\n")
             return Exit.TERMINATED if caught == signal.SIGTERM else Exit.INTERRUPTED
-        return _finish(args, run, result, output, backup)
+        shown = None
+        if review or args.diff:  # the blocks as the run cut them (parsing is deterministic)
+            shown = parse(source, reference_headings=config.reference_headings)
+        return _finish(args, run, result, output, backup, doc=shown)
 
 
 def _finish(
@@ -190,18 +226,27 @@ def _finish(
     result: RefineResult,
     output: str | None,
     backup: Backup,
+    *,
+    doc: Document | None = None,
 ) -> Exit:
-    """Write the refined report (unless no request reached a server), then tell the person."""
+    """Write the review page (``--review``) and the refined report (unless no request reached
+    a server), print ``--diff``, then tell the person. ``doc``: the parsed report, for the
+    page and the diff."""
     err, tracker = run.err, run.tracker
     if tracker.requests and not tracker.reached and not args.replay:
         raise ConfigError(
             f"no request reached {tracker.base_url} ({tracker.last_error}); nothing was written"
         )
+    if args.review and doc is not None:  # first: a page that cannot be written stops it all
+        name = "stdin" if args.report == "-" else Path(args.report).name
+        write_atomic(args.review, review_page(doc, result, name=name))
     if output:
         write_atomic(output, result.text)
         backup.written = True
     else:
         write_stdout(result.text)
+    if args.diff and doc is not None:
+        _show_diff(doc, result, sys.stdout if output else err)
     if run.console is not None:
         for line in summary(
             result,
