@@ -33,7 +33,6 @@ from owlai_refine.cli.files import (
     write_stdout,
 )
 from owlai_refine.cli.logs import configure_json_logging
-from owlai_refine.cli.preflight import check_servers
 from owlai_refine.cli.progress import summary
 from owlai_refine.cli.session import Session
 from owlai_refine.config import RefineConfig
@@ -41,7 +40,6 @@ from owlai_refine.errors import CassetteError, ConfigError, OutputError, RefineE
 from owlai_refine.events import log_event
 from owlai_refine.exit_codes import Exit
 from owlai_refine.parser import parse
-from owlai_refine.prompt import skip_reason
 from owlai_refine.refiner import refine
 from owlai_refine.results import RefineResult
 from owlai_refine.scrub import scrubbed_stream, url_secrets
@@ -142,34 +140,24 @@ def _output(args: argparse.Namespace) -> str | None:
     return output
 
 
-def _preflight(args: argparse.Namespace, config: RefineConfig, source: str) -> None:
-    """Ask the servers for their models before the first block, unless nothing will be sent or
-    a cassette answers (replay)."""
-    doc = parse(source, reference_headings=config.reference_headings)
-    if args.replay or not any(skip_reason(b, config.max_block_tokens) is None for b in doc.blocks):
-        return
-    if config.base_urls:
-        anyio.run(check_servers, config, config.base_urls)
-
-
 def _refine_report(args: argparse.Namespace, run: Session) -> Exit:
     config = _config(args)
     output = _output(args)
     source = read_report(args.report, args.max_bytes)
     if output and not args.dry_run:  # a dry run writes nothing
         check_writable(output)
+    doc = parse(source, reference_headings=config.reference_headings)  # once, for all below
     if args.dry_run:
-        print_plan(parse(source, reference_headings=config.reference_headings), config, sys.stdout)
+        print_plan(doc, config, sys.stdout)
         return Exit.OK
     transport = _transport(args)
-    _preflight(args, config, source)
     with kept_backup(output if args.in_place else None) as backup:  # before any request
         report_id = Path(args.report).stem[:40] if args.report != "-" else "stdin"
         with structlog.contextvars.bound_contextvars(report_id=report_id), run.live(args.report):
             result, caught = anyio.run(
                 _with_signals,
-                lambda: refine(
-                    source,
+                lambda: refine(  # its Refiner checks the servers first (ConfigError: exit 2)
+                    doc,
                     config,
                     transport=transport,
                     report_id=report_id,
@@ -181,7 +169,7 @@ def _refine_report(args: argparse.Namespace, run: Session) -> Exit:
         if result is None:
             run.err.write("refine: interrupted; no output was written\n")
             return Exit.TERMINATED if caught == signal.SIGTERM else Exit.INTERRUPTED
-        return _finish(args, run, result, output, backup)
+        return _finish(args, run, result, output, backup, same=result.text == source)
 
 
 def _finish(
@@ -190,33 +178,41 @@ def _finish(
     result: RefineResult,
     output: str | None,
     backup: Backup,
+    *,
+    same: bool = False,
 ) -> Exit:
-    """Write the refined report (unless no request reached a server), then tell the person."""
+    """Write the refined report (unless no request reached a server), then tell the person.
+
+    ``same``: the refined text is the input's, byte for byte. With ``--in-place`` the file is
+    then left as it is (not rewritten) and the backup made before the run is removed, so that
+    a second ``--in-place`` that changes nothing leaves no backup behind."""
     err, tracker = run.err, run.tracker
     if tracker.requests and not tracker.reached and not args.replay:
         raise ConfigError(
             f"no request reached {tracker.base_url} ({tracker.last_error}); nothing was written"
         )
-    if output:
+    kept = backup.path
+    wrote = output or "stdout"
+    if args.in_place and same:  # nothing to replace: no rewrite, and no backup is kept
+        kept, wrote = None, f"nothing ({output} is unchanged; no backup kept)"
+    elif output:
         write_atomic(output, result.text)
         backup.written = True
     else:
         write_stdout(result.text)
     if run.console is not None:
         for line in summary(
-            result,
-            tracker,
-            wrote=output or "stdout",
-            ledger=run.ledger,
-            backup=str(backup.path or ""),
+            result, tracker, wrote=wrote, ledger=run.ledger, backup=str(kept or "")
         ):
             run.console.print(line, highlight=False, soft_wrap=True)
     else:
         if args.log_file:
             counts = ", ".join(f"{v} {k}" for k, v in result.counts.items() if v)
             err.write(f"refine: {counts or 'no blocks'} in {result.elapsed_s:.1f} s\n")
-        if backup.path:
-            err.write(f"refine: the replaced text is kept as {backup.path}\n")
+        if kept:
+            err.write(f"refine: the replaced text is kept as {kept}\n")
+        elif args.in_place and same:
+            err.write(f"refine: nothing changed; {output} was left as it was, with no backup\n")
     code = Exit.for_result(result)
     if code is Exit.LIMITER:
         err.write(f"refine: {result.stop_reason}; unsent blocks kept their text\n")
