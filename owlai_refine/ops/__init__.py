@@ -416,6 +416,7 @@ def run_plan(argv: list[str]) -> int:
     def body() -> int:
         from owlai_refine.ops.ledger import read_ledgers
         from owlai_refine.ops.plancli import (
+            EXAMPLES,
             add_plan_arguments,
             format_plans,
             plan_json,
@@ -425,8 +426,10 @@ def run_plan(argv: list[str]) -> int:
 
         p = _Parser(
             prog="refine plan",
-            description="The KV cache a vLLM server will have "
-            "(tokens, full windows) for a model, cards and flags; variants side by side.",
+            description="The KV cache a vLLM server will have (tokens, full windows) for a "
+            "model,\ncards and flags; variants side by side.",
+            epilog=EXAMPLES,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         add_plan_arguments(p)
         args = p.parse_args(argv)
