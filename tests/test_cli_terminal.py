@@ -319,6 +319,10 @@ def test_in_place_at_a_terminal_in_process(
     backup = tmp_path / "r.md.~1~"
     assert f"  wrote {report} (the replaced text is kept as {backup})" in lines
     assert backup.read_bytes() == TEXT.encode()
+    assert main([str(report), "--in-place", "--base-url", server.base_url]) == Exit.OK
+    again = plain(capsys.readouterr().err).splitlines()
+    assert f"  wrote nothing ({report} is unchanged; no backup kept)" in again  # issue 22
+    assert not (tmp_path / "r.md.~2~").exists()
     ledger = tmp_path / "state" / "owlai-refine" / "ledger.jsonl"
     assert "refine.done" in ledger.read_text()
 
