@@ -158,6 +158,13 @@ def usage_chunk(rid: str, model: str, prompt: int, completion: int) -> dict[str,
     }
 
 
+def model_listing(model: str) -> httpx2.Response:
+    """The ``GET /v1/models`` answer of an in-process fake serving ``model``: what a
+    ``Refiner``'s pre-flight reads when it opens (issue 22)."""
+    data = [{"id": model, "object": "model", "owned_by": "benchmark"}]
+    return httpx2.Response(200, json={"object": "list", "data": data})
+
+
 def streamed_reply(text: str, *, rid: str, model: str, prompt: int) -> bytes:
     """A whole streamed reply as a server sends it: a role chunk, one chunk per token piece of
     ``text``, the ``finish_reason`` chunk, the usage chunk and ``[DONE]``."""

@@ -40,6 +40,7 @@ import httpx2
 
 from benchmarks._common import (
     REPO,
+    model_listing,
     print_table,
     quiet_json_logging,
     read_report,
@@ -86,6 +87,8 @@ def edited(text: str) -> str:
 
 
 def _reply_for(request: httpx2.Request) -> httpx2.Response:
+    if request.method == "GET":  # the pre-flight's model listing
+        return model_listing(MODEL)
     body = json.loads(request.content)
     user = body["messages"][-1]["content"]
     text = user.split("<block>\n", 1)[1].rsplit("\n</block>", 1)[0]
@@ -110,7 +113,8 @@ async def ours(doc: Document, config: RefineConfig, transport: ReplayTransport) 
 
 def bare_transport(tape: Path) -> tuple[httpx2.MockTransport, list[dict[str, Any]]]:
     """A bare MockTransport answering by the request body's bytes, and the recorded bodies."""
-    exchanges = [json.loads(line) for line in tape.read_text(encoding="utf-8").splitlines()]
+    lines = tape.read_text(encoding="utf-8").splitlines()
+    exchanges = [e for e in map(json.loads, lines) if e["method"] == "POST"]  # not the listing
     bodies = [e["request"] for e in exchanges]
     replies = {json.dumps(e["request"]).encode(): e["response"]["body"].encode() for e in exchanges}
 

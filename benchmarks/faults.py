@@ -101,7 +101,7 @@ async def one(path: Path, name: str) -> dict[str, Any]:
     box.append(server)
     server.fault = SCENARIOS[name](box)
     config = RefineConfig(
-        model="fake",
+        model="fake-model",
         backend=Backend.CLOUD,
         read_timeout_s=0.5,
         retry=RetryPolicy(max_attempts=6, initial_wait_s=0.05, max_wait_s=0.5, max_total_s=60),

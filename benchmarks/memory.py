@@ -29,7 +29,14 @@ from pathlib import Path
 import anyio
 import httpx2
 
-from benchmarks._common import REPO, print_table, read_report, report_paths, streamed_reply
+from benchmarks._common import (
+    REPO,
+    model_listing,
+    print_table,
+    read_report,
+    report_paths,
+    streamed_reply,
+)
 from owlai_refine import RefineConfig, refine
 from owlai_refine.cli.logs import configure_json_logging
 from owlai_refine.prompt import estimate_tokens
@@ -38,6 +45,8 @@ BASE_URL = "http://fake.invalid/v1"
 
 
 def _echo(request: httpx2.Request) -> httpx2.Response:
+    if request.method == "GET":  # the pre-flight's model listing
+        return model_listing("fake")
     body = json.loads(request.content)
     user = body["messages"][-1]["content"]
     text = user.split("<block>\n", 1)[1].rsplit("\n</block>", 1)[0]

@@ -187,7 +187,9 @@ class RecordingTransport(httpx2.AsyncBaseTransport):
     cassette at ``path`` as its response ends, flushed.
 
     With ``replay_first=True`` (``--resume``) a request already in the cassette, complete, is
-    answered from it and not sent again (an incomplete one is sent again). Only 2xx responses
+    answered from it and not sent again (an incomplete one is sent again), except the model
+    listing (``GET …/models``): that is the pre-flight, always asked of the server, so that a
+    resumed recording against a server that is gone stops before any block. Only 2xx responses
     are recorded (a retry's failures are not).
     Raises :class:`CassetteError` if the file cannot be opened for appending, or (ending the
     run) if an exchange cannot be written to it (a full disk).
@@ -218,7 +220,8 @@ class RecordingTransport(httpx2.AsyncBaseTransport):
         body = await request.aread()
         key = request_key(request.method, request.url.path, body)
         known = self.known.get(key)
-        if known is not None:
+        listing = request.method == "GET" and request.url.path.endswith("/models")
+        if known is not None and not listing:
             self.replayed += 1
             return _response(known, request)
         response = await self.inner.handle_async_request(request)

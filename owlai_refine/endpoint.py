@@ -1,4 +1,4 @@
-"""The OpenAI-compatible client for one endpoint, and the model it serves."""
+"""The OpenAI-compatible client for one endpoint, and the pool of a run's endpoints."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ import httpx2
 import openai
 
 from owlai_refine.config import RefineConfig, redact_url
-from owlai_refine.errors import AuthError, ConfigError
+from owlai_refine.errors import ConfigError
 from owlai_refine.limiter import SlotLimiter, open_limiter
+from owlai_refine.preflight import check_servers
 from owlai_refine.routing import Endpoint, EndpointPool
 
-__all__ = ["canonical_url", "endpoint_key", "make_client", "open_pool", "resolve_model"]
+__all__ = ["canonical_url", "endpoint_key", "make_client", "open_pool"]
 
 
 def make_client(
@@ -92,55 +93,30 @@ def _refuse_repeats(base_urls: Sequence[str]) -> None:
         seen[key] = url
 
 
-async def resolve_model(client: openai.AsyncOpenAI, config: RefineConfig) -> str:
-    """The model to ask for: ``config.model`` if set, else the one model the server lists.
-
-    Raises :class:`ConfigError` if the server lists none or several (naming them), or cannot
-    be reached; :class:`AuthError` on 401/403.
-    """
-    if config.model:
-        return config.model
-    where = str(redact_url(str(client.base_url))).rstrip("/")
-    try:
-        page = await client.models.list()
-    except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
-        raise AuthError(
-            f"{where} refused our credentials (HTTP {exc.status_code}); check OPENAI_API_KEY",
-            status=exc.status_code,
-        ) from exc
-    except openai.APIError as exc:
-        raise ConfigError(
-            f"no model given and {where}/models could not be read ({type(exc).__name__}); "
-            "name one (--model, OWLAI_REFINE_MODEL or RefineConfig.model)"
-        ) from exc
-    names = sorted(m.id for m in page.data)
-    if len(names) != 1:
-        listed = ", ".join(names[:10]) or "none"
-        raise ConfigError(
-            f"no model given and {where} serves {len(names)} models ({listed}); "
-            "name one (--model, OWLAI_REFINE_MODEL or RefineConfig.model)"
-        )
-    return names[0]
-
-
 @asynccontextmanager
 async def open_pool(
     config: RefineConfig,
     base_urls: Sequence[str],
     *,
     model: str | None = None,
+    preflight: bool = True,
     transport: httpx2.AsyncBaseTransport | None = None,
     limiter: SlotLimiter | None = None,
 ) -> AsyncIterator[EndpointPool]:
     """Open a client and a slot limiter for each of ``base_urls`` and yield their pool; close
     them all on exit.
 
-    ``model`` (else ``config.model``, else the one model every answering server lists) is used
-    on every endpoint. ``limiter`` replaces the limiter of a single endpoint; otherwise each gets
+    ``model``, when given, is known already (the embedded server) and nothing is checked.
+    Otherwise the new clients make the pre-flight
+    (:func:`owlai_refine.preflight.check_servers`: one ``GET /models`` each), which also tells
+    the model when ``config.model`` does not; with ``preflight=False`` and ``config.model``
+    set, nothing is asked. The model is used on every endpoint. ``limiter`` replaces the
+    limiter of a single endpoint; otherwise each gets
     :func:`~owlai_refine.limiter.open_limiter` for ``config.limiter``.
 
-    Raises :class:`ConfigError` (no model, servers disagree on it, one server listed twice,
-    ``limiter`` with several endpoints, Redis extra missing) and :class:`AuthError`.
+    Raises :class:`ConfigError` (no server reachable, the model not served or not to be told,
+    one server listed twice, ``limiter`` with several endpoints, Redis extra missing) and
+    :class:`AuthError` (401/403 from the pre-flight).
     """
     _refuse_repeats(base_urls)
     if limiter is not None and len(base_urls) > 1:
@@ -151,7 +127,12 @@ async def open_pool(
             client = make_client(config, url, transport)
             stack.push_async_callback(client.close)
             clients.append(client)
-        model = model or config.model or await _resolve_everywhere(clients, config)
+        if model is None:
+            model = (
+                config.model
+                if config.model and not preflight
+                else await check_servers(config, clients)
+            )
         endpoints = [
             Endpoint(
                 base_url=url,
@@ -169,24 +150,3 @@ async def open_pool(
             for url, client in zip(base_urls, clients, strict=True)
         ]
         yield EndpointPool(endpoints, set_aside_s=config.set_aside_s)
-
-
-async def _resolve_everywhere(clients: list[openai.AsyncOpenAI], config: RefineConfig) -> str:
-    """The model every answering server serves; unreachable servers are skipped if one answers."""
-    names: set[str] = set()
-    errors: list[ConfigError] = []
-    for client in clients:
-        try:
-            names.add(await resolve_model(client, config))
-        except AuthError:
-            raise
-        except ConfigError as exc:
-            errors.append(exc)
-    if not names:
-        raise errors[0]
-    if len(names) > 1:
-        raise ConfigError(
-            f"the servers serve different models ({', '.join(sorted(names))}); name one "
-            "(--model, OWLAI_REFINE_MODEL or RefineConfig.model)"
-        )
-    return names.pop()

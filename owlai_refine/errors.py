@@ -15,6 +15,8 @@
 
 What escapes :func:`owlai_refine.refine` (and ``Refiner.refine``): ``ConfigError`` and its
 ``AuthError`` and ``LocalModelError``, and ``CassetteError`` (replay has no reply for a block).
+A server that cannot be reached, or does not serve the model, is a ``ConfigError`` raised when
+the ``Refiner`` opens (its pre-flight, ``owlai_refine.preflight``), before any block is sent.
 ``InputError`` and ``OutputError`` come from the CLI's file handling, never from ``refine``,
 which takes text and returns text. Per-block failures are recorded as ``failed`` outcomes and
 the block keeps its original text. A ``LimiterError`` stops the run without escaping it: the

@@ -7,7 +7,10 @@ number of reports through it (concurrently too), close it. It owns, for its life
 - the endpoint pool and one slot limiter per endpoint (or the limiter you pass in), so that
   every report refined through it shares the cap: two reports at once against one vLLM server
   still send at most ``config.slots`` requests,
-- the model name, asked of ``/v1/models`` once (unless ``config.model`` names it),
+- the pre-flight: each endpoint asked for ``/v1/models`` once, on opening, so that a server
+  that is not there or does not serve the model is a ``ConfigError`` before any block is sent
+  (never a report handed back with every block ``failed``); it also tells the model when
+  ``config.model`` does not name it,
 - the embedded llama.cpp server when no endpoint is configured, started once.
 
 There is no hidden registry: sharing a cap means sharing a ``Refiner`` (or passing the same
@@ -59,8 +62,18 @@ class Refiner:
     ``config.limiter``'s Redis one). ``sinks`` receive every event of every run (default: the
     JSON log, :func:`~owlai_refine.events.log_event`; pass ``[]`` for none).
 
-    Entering it may raise :class:`~owlai_refine.errors.ConfigError` (no usable model or
-    endpoint, Redis extra missing, a model other than the embedded one named with no base
+    Entering it checks the configured endpoints once
+    (:func:`owlai_refine.preflight.check_servers`: one ``GET /v1/models`` each, no retries):
+    it passes when at least one answers and each that lists models lists ``config.model``.
+    No check is made against the embedded server (this ``Refiner`` starts it), through an
+    offline transport (cassette replay: no server is needed; the model, if not configured, is
+    read from the cassette), or with ``preflight=False``, which leaves a missing server to be
+    found by the first block's requests and their retries (each block then ends ``failed``;
+    see ``RefineResult.ok``).
+
+    Entering it may raise :class:`~owlai_refine.errors.ConfigError` (no server reachable,
+    naming each URL and why; the model not served, naming what is; no model named and none
+    to be told; Redis extra missing; a model other than the embedded one named with no base
     URL), :class:`~owlai_refine.errors.AuthError` (401/403 from ``/v1/models``) or
     :class:`~owlai_refine.errors.LocalModelError` (the embedded server cannot start). It must
     be entered and exited in the same task, and used only inside that block.
@@ -73,11 +86,13 @@ class Refiner:
         transport: httpx2.AsyncBaseTransport | None = None,
         limiter: SlotLimiter | None = None,
         sinks: Sequence[EventSink] = (log_event,),
+        preflight: bool = True,
     ) -> None:
         self.config = config or RefineConfig()
         self.transport = transport
         self.limiter = limiter
         self.sinks = tuple(sinks)
+        self.preflight = preflight
         self._stack: AsyncExitStack | None = None
         self._pool: EndpointPool | None = None
 
@@ -99,7 +114,8 @@ class Refiner:
                 open_pool(
                     self.config,
                     base_urls,
-                    model=model,
+                    model=model,  # None: the pre-flight checks the servers and tells it
+                    preflight=self.preflight and not getattr(self.transport, "offline", False),
                     transport=self.transport,
                     limiter=self.limiter,
                 )
@@ -167,7 +183,7 @@ class Refiner:
 
 
 async def refine(
-    source: str,
+    source: str | Document,
     config: RefineConfig | None = None,
     *,
     report_id: str | None = None,
@@ -178,17 +194,25 @@ async def refine(
     """Refine one report with a :class:`Refiner` of its own (one-shot form).
 
     The same as ``async with Refiner(config, ...) as r: return await r.refine(source)``: the
-    clients, model lookup, limiter and embedded server (if any) live for this call only, so two
+    clients, pre-flight, limiter and embedded server (if any) live for this call only, so two
     concurrent ``refine`` calls do not share a cap unless they share ``limiter``. For many
-    reports, open one :class:`Refiner`. Raises what entering a ``Refiner`` and
-    :meth:`Refiner.refine` raise.
+    reports, open one :class:`Refiner`. ``source`` is the report text, or a
+    :class:`~owlai_refine.blocks.Document` already parsed (``owlai_refine.parse`` with
+    ``config.reference_headings``), which is not parsed again. Raises what entering a
+    ``Refiner`` and :meth:`Refiner.refine` raise: an unreachable server or a model it does not
+    serve is a :class:`~owlai_refine.errors.ConfigError`, raised before any block is sent.
 
     A report with no block to send (empty, headings only, nothing to edit) asks no server
-    anything and starts no embedded server; its ``RunStarted`` event names the configured
-    model, else the embedded one's name, else ``"none"``.
+    anything (no pre-flight) and starts no embedded server; its ``RunStarted`` event names the
+    configured model, else the embedded one's name, else ``"none"``.
     """
     config = config or RefineConfig()
-    doc = parse(source, reference_headings=config.reference_headings)
+    doc = (
+        source
+        if isinstance(source, Document)
+        else parse(source, reference_headings=config.reference_headings)
+    )
+    check = True
     if not plan(doc, config)[0]:  # nothing to send: no model lookup, no embedded server
         from owlai_refine.local import LOCAL_MODEL_NAME  # noqa: PLC0415 - optional extra
 
@@ -199,7 +223,10 @@ async def refine(
                 "model": config.model or (LOCAL_MODEL_NAME if embedded else "none"),
             }
         )
-    async with Refiner(config, transport=transport, limiter=limiter, sinks=sinks) as refiner:
+        check = False
+    async with Refiner(
+        config, transport=transport, limiter=limiter, sinks=sinks, preflight=check
+    ) as refiner:
         return await refiner.refine_document(doc, report_id=report_id)
 
 

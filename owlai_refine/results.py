@@ -122,6 +122,17 @@ class RefineResult(BaseModel):
         return tuple(o for o in self.outcomes if o.status is OutcomeStatus.FAILED)
 
     @property
+    def ok(self) -> bool:
+        """The plain verdict: True when no block ``failed`` and the run was not stopped
+        (``stopped_by is None``). Every block was then sent and answered, or skipped on
+        purpose; each one is ``refined``, ``unchanged``, ``skipped``, ``truncated`` or
+        ``rejected`` (the last two kept their text, as :attr:`outcomes` say, and are not
+        failures: the model answered and the guard judged). False means some block got no
+        usable reply (see :attr:`failed` and :attr:`stop_reason`): the report is whole but
+        not every block was refined."""
+        return not self.failed and self.stopped_by is None
+
+    @property
     def partial(self) -> bool:
         """True if any block failed: the report is whole, but not every block was tried."""
         return bool(self.failed)

@@ -23,7 +23,8 @@ async def test_a_cassette_with_unicode_line_separators_replays(tmp_path: Path, c
     with FakeOpenAI(reply=polish) as server:
         recorded = await refine(text, config(server), transport=RecordingTransport(cassette))
         replayed = await refine(text, config(server), transport=ReplayTransport(cassette))
-    assert len(load_cassette(cassette)) == 2
+    exchanges = load_cassette(cassette).values()
+    assert sorted(e["path"] for e in exchanges) == ["/v1/chat/completions"] * 2 + ["/v1/models"]
     assert replayed.text == recorded.text
     assert [o.status for o in replayed.outcomes] == [o.status for o in recorded.outcomes]
 
@@ -33,15 +34,17 @@ async def test_resume_sends_an_incomplete_exchange_again(tmp_path: Path) -> None
     cassette = tmp_path / "c.jsonl"
     with FakeOpenAI(reply=polish) as server:
         await refine(text, config(server), transport=RecordingTransport(cassette))
-        (entry,) = [json.loads(line) for line in cassette.read_text().splitlines()]
+        listing, entry = [json.loads(line) for line in cassette.read_text().splitlines()]
+        assert listing["path"] == "/v1/models"  # the pre-flight, recorded as it went
         body = entry["response"]["body"]
         entry["response"]["body"] = body[: body.index("plan")]  # a run stopped mid-stream
         entry["complete"] = False
-        cassette.write_text(json.dumps(entry) + "\n")
-        before = len(server.seen)
+        cassette.write_text(json.dumps(listing) + "\n" + json.dumps(entry) + "\n")
+        before, lists = len(server.seen), server.model_lists
         result = await refine(
             text, config(server), transport=RecordingTransport(cassette, replay_first=True)
         )
         assert len(server.seen) == before + 1  # sent again
+        assert server.model_lists == lists + 1  # the pre-flight asks the server, not the tape
     assert result.outcomes[0].status is OutcomeStatus.REFINED
     assert result.text == polish(text)

@@ -15,8 +15,8 @@ import pytest
 
 from owlai_refine import __version__
 from owlai_refine.cli import Exit, main, split_command
-from owlai_refine.cli.preflight import check_servers
 from owlai_refine.config import RetryPolicy
+from owlai_refine.preflight import check_servers
 from owlai_refine.refiner import refine
 from tests.support.fake_openai import FakeOpenAI, Fault
 
@@ -227,6 +227,31 @@ def test_replay_names_the_block_it_has_no_reply_for(tmp_path: Path) -> None:
     assert "no recorded reply" in done.stderr and "(line" in done.stderr
 
 
+def test_the_cli_parses_each_report_once_and_the_library_checks_the_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 22: the pre-flight moved into the library (a ``Refiner`` checks its endpoints when
+    it opens), and the CLI hands it the report it parsed, so one run parses it once."""
+    from owlai_refine import parser  # noqa: PLC0415 - the module whose parse is counted
+
+    calls: list[int] = []
+    real = parser.parse
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    for where in ("owlai_refine.cli.run.parse", "owlai_refine.refiner.parse"):
+        monkeypatch.setattr(where, counted)
+    report = write(tmp_path, "r.md", TEXT)
+    with FakeOpenAI(reply=polish) as s:
+        args = [str(report), "-o", str(tmp_path / "o.md"), "--base-url", s.base_url]
+        assert main(args) == Exit.OK
+        assert s.model_lists == 1  # checked once, by the library, through the run's client
+    assert len(calls) == 1
+    assert (tmp_path / "o.md").read_bytes() == polish(TEXT).encode()
+
+
 def test_resume_sends_only_blocks_without_a_recorded_reply(tmp_path: Path) -> None:
     report = write(tmp_path, "r.md", TEXT)
     tape = tmp_path / "tape.jsonl"
@@ -234,8 +259,9 @@ def test_resume_sends_only_blocks_without_a_recorded_reply(tmp_path: Path) -> No
         args = [str(report), "--base-url", s.base_url, "--model", "fake-model"]
         assert main([*args, "-o", str(tmp_path / "a.md"), "--record", str(tape)]) == Exit.OK
         first = len(s.seen)
-        lines = tape.read_text().splitlines()
-        tape.write_text(lines[0] + "\n" + lines[1][: len(lines[1]) // 2])  # a crash mid-write
+        lines = tape.read_text().splitlines()  # the pre-flight's listing, then the 3 replies
+        assert json.loads(lines[0])["path"] == "/v1/models"
+        tape.write_text("\n".join(lines[:2]) + "\n" + lines[2][: len(lines[2]) // 2])  # a crash
         assert main([*args, "-o", str(tmp_path / "b.md"), "--record", str(tape), "--resume"]) == 0
         resent = len(s.seen) - first
     assert first == 3 and resent == 2
@@ -443,15 +469,16 @@ def test_a_server_gone_after_the_check_gets_nothing_written_and_exit_2(
     out = tmp_path / "out.md"
     with FakeOpenAI(reply=polish) as s:
 
-        async def check_then_stop(*args: Any) -> None:
-            await check_servers(*args)
+        async def check_then_stop(*args: Any) -> str:
+            model = await check_servers(*args)
             s.stop()
+            return model
 
         def refine_without_waits(source: str, config: Any, **kwargs: Any) -> Any:
             no_wait = config.model_copy(update={"retry": RetryPolicy(wait_scale=0)})
             return refine(source, no_wait, **kwargs)
 
-        monkeypatch.setattr("owlai_refine.cli.run.check_servers", check_then_stop)
+        monkeypatch.setattr("owlai_refine.endpoint.check_servers", check_then_stop)
         monkeypatch.setattr("owlai_refine.cli.run.refine", refine_without_waits)
         args = [str(report), "-o", str(out), "--base-url", s.base_url, "--model", "fake-model"]
         code = main(args)

@@ -63,6 +63,8 @@ def closed_port() -> int:
 def test_in_place_twice_keeps_the_original_and_never_overwrites_a_backup(
     tmp_path: Path, server: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """A second ``--in-place`` that changes nothing leaves the file and writes no backup
+    (issue 22); one that changes the file again gets the next number, the first kept."""
     report = write(tmp_path, "ip.md", TEXT)
     args = [str(report), "--in-place", "--base-url", server.base_url]
     assert main(args) == Exit.OK
@@ -70,9 +72,18 @@ def test_in_place_twice_keeps_the_original_and_never_overwrites_a_backup(
     assert once == TEXT.replace("says", "states").encode()
     assert (tmp_path / "ip.md.~1~").read_bytes() == TEXT.encode()
     assert "kept as " + str(tmp_path / "ip.md.~1~") in capsys.readouterr().err
-    assert main(args) == Exit.OK
-    assert (tmp_path / "ip.md.~1~").read_bytes() == TEXT.encode()  # the original, untouched
-    assert (tmp_path / "ip.md.~2~").read_bytes() == once
+    inode = report.stat().st_ino
+    assert main(args) == Exit.OK  # nothing left to change
+    assert report.read_bytes() == once and report.stat().st_ino == inode  # not rewritten
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ip.md", "ip.md.~1~"]
+    assert f"nothing changed; {report} was left as it was, with no backup" in (
+        capsys.readouterr().err
+    )
+    edited = once + b"\nA new paragraph says more.\n"
+    report.write_bytes(edited)
+    assert main(args) == Exit.OK  # a change again: the next backup, the first untouched
+    assert (tmp_path / "ip.md.~1~").read_bytes() == TEXT.encode()
+    assert (tmp_path / "ip.md.~2~").read_bytes() == edited
     assert "ip.md.~2~" in capsys.readouterr().err
     assert not (tmp_path / "ip.md.bak").exists()
 
@@ -308,6 +319,10 @@ def test_in_place_at_a_terminal_in_process(
     backup = tmp_path / "r.md.~1~"
     assert f"  wrote {report} (the replaced text is kept as {backup})" in lines
     assert backup.read_bytes() == TEXT.encode()
+    assert main([str(report), "--in-place", "--base-url", server.base_url]) == Exit.OK
+    again = plain(capsys.readouterr().err).splitlines()
+    assert f"  wrote nothing ({report} is unchanged; no backup kept)" in again  # issue 22
+    assert not (tmp_path / "r.md.~2~").exists()
     ledger = tmp_path / "state" / "owlai-refine" / "ledger.jsonl"
     assert "refine.done" in ledger.read_text()
 

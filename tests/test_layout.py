@@ -13,6 +13,8 @@ import ast
 import importlib
 from pathlib import Path
 
+import pytest
+
 import owlai_refine
 
 PACKAGE = Path(owlai_refine.__file__).parent
@@ -99,3 +101,23 @@ def test_no_module_is_shadowed_by_a_name_it_exports() -> None:
         parent, _, leaf = name.rpartition(".")
         module = importlib.import_module(name)
         assert getattr(importlib.import_module(parent), leaf) is module, name
+
+
+def test_what_the_readme_try_it_writes_is_ignored_by_git() -> None:
+    """``refine fixtures/reports/inference-market.md -o refined.md`` in a clone leaves
+    ``git status`` clean (issue 22)."""
+    import shutil  # noqa: PLC0415 - this test only
+    import subprocess  # noqa: PLC0415 - this test only
+
+    root = Path(owlai_refine.__file__).resolve().parents[1]
+    git = shutil.which("git")
+    if git is None or not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    done = subprocess.run(
+        [git, "check-ignore", "--no-index", "refined.md"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "refined.md"

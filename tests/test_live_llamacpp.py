@@ -14,7 +14,15 @@ import anyio.from_thread
 import pytest
 from structlog.testing import capture_logs
 
-from owlai_refine import Backend, OutcomeStatus, OutputBudget, RefineConfig, parse, refine_sync
+from owlai_refine import (
+    Backend,
+    ConfigError,
+    OutcomeStatus,
+    OutputBudget,
+    RefineConfig,
+    parse,
+    refine_sync,
+)
 from owlai_refine.local import LOCAL_MODEL_NAME, local_server
 from tests.support.checks import changed_outside_blocks
 from tests.support.llamacpp_metrics import InFlightSampler
@@ -53,6 +61,7 @@ def test_a_real_report_is_refined_byte_exact_within_the_cap(llama: str) -> None:
     counts = result.counts
     assert sum(counts.values()) == len(doc.blocks)
     assert counts["failed"] == 0 and counts["refined"] + counts["unchanged"] > 0
+    assert result.ok  # the plain verdict (issue 22)
     calls = [e for e in logs if e["event"] == "refine.call"]
     assert len(calls) == len(doc.sendable)
     # a stream the watchdog closed (a looping reply) ends before the server's usage chunk
@@ -60,6 +69,17 @@ def test_a_real_report_is_refined_byte_exact_within_the_cap(llama: str) -> None:
     for outcome in result.outcomes:
         if outcome.status is not OutcomeStatus.REFINED:
             assert doc.blocks[outcome.block_id].text in result.text
+
+
+def test_a_model_the_real_server_does_not_serve_is_refused_on_opening(llama: str) -> None:
+    """The pre-flight against llama.cpp's own ``/v1/models``: the error names what it serves,
+    and no block is sent (issue 22)."""
+    config = RefineConfig(base_url=llama, model="gpt-4o")
+    with pytest.raises(
+        ConfigError, match=r"model 'gpt-4o' is not served by .*; it serves "
+    ) as info:
+        refine_sync(REPORT.read_text(encoding="utf-8"), config)
+    assert LOCAL_MODEL_NAME in str(info.value)
 
 
 def test_a_small_output_cap_truncates_and_every_cut_block_keeps_its_text(llama: str) -> None:

@@ -15,9 +15,7 @@ What is run, and the only substitutions made:
   ``pip`` lines are checked by tests/test_readme.py.
 
 A line of a ```sh block that is none of these fails the test: a new kind of example needs a
-way to run here first. The examples that use what issue 22's other branches build
-(``RefineResult.ok``, ``ConfigError`` up front, ``--review``, ``--diff``, ``refine stats`` with
-no argument) are marked ``xfail(strict=False)`` until those branches are merged.
+way to run here first.
 """
 
 from __future__ import annotations
@@ -44,7 +42,6 @@ REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()
 SERVERS = ("http://gpu1:8000/v1", "https://api.openai.com/v1")
 """The server URLs the README's examples name, each replaced by the loopback server's."""
-NEEDS_OTHER_BRANCHES = pytest.mark.xfail(strict=False, reason="needs h22a/h22c")
 
 REPORT = """\
 # Notes
@@ -98,7 +95,6 @@ def kind(command: str) -> str:
 
 COMMANDS = sh_commands(README)
 REFINE_LINES = [c for c in COMMANDS if kind(c) == "refine"]
-NEW_FLAGS: tuple[str, ...] = ()
 
 
 def test_every_sh_line_is_one_this_file_runs_or_checks() -> None:
@@ -149,9 +145,7 @@ def models_for(command: str) -> tuple[str, ...]:
 
 def refine_param(command: str) -> Any:
     words = words_of(command)
-    needs_new = any(f in words for f in NEW_FLAGS) or words == ["refine", "stats"]
-    marks = NEEDS_OTHER_BRANCHES if needs_new else ()
-    return pytest.param(command, marks=marks, id=shlex.join(words))
+    return pytest.param(command, id=shlex.join(words))
 
 
 @pytest.mark.parametrize("command", [refine_param(c) for c in REFINE_LINES])
@@ -263,7 +257,6 @@ def test_the_first_library_example_refines_against_the_server_in_its_variable(
     assert lines[2:] == ["# Notes", "", "The results were good and the team was happy [1]."]
 
 
-@NEEDS_OTHER_BRANCHES
 def test_the_pipeline_example_refines_every_report_through_one_refiner(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -6,6 +6,7 @@ The server counts requests in flight itself, so the cap is measured where it mat
 from __future__ import annotations
 
 import importlib
+import socket
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
@@ -17,6 +18,7 @@ from structlog.testing import capture_logs
 from owlai_refine import (
     AuthError,
     Backend,
+    ConfigError,
     OutcomeStatus,
     RefineConfig,
     Refiner,
@@ -24,7 +26,9 @@ from owlai_refine import (
     SyncRefiner,
     parse,
     refine,
+    refine_sync,
 )
+from owlai_refine.cassette import RecordingTransport, ReplayTransport
 from owlai_refine.events import CallFinished, RefineEvent
 from tests.support.checks import changed_outside_blocks
 from tests.support.fake_openai import FakeOpenAI, Fault
@@ -255,6 +259,106 @@ async def test_unauthorised_stops_the_whole_run_at_once() -> None:
     ):
         await refine(report(40), config(server))
     assert len(server.seen) <= 4  # only what was already in flight
+
+
+# The library never fails silently (issue 22): the endpoints are checked when a Refiner opens.
+
+
+def nothing_listening() -> str:
+    """A base URL on a loopback port that refuses connections (bound once, then closed)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+
+
+async def test_nothing_listening_is_a_config_error_before_any_block_and_no_retries() -> None:
+    """Before: five retries (~9.5 s), then the text back with ``failed == 1`` and no error.
+    Now: one refused connection, ``ConfigError`` naming the URL and why, no event at all."""
+    url = nothing_listening()
+    seen: list[RefineEvent] = []
+    cfg = RefineConfig(base_url=url, model="x")  # the default retry policy: it must not run
+    with capture_logs() as logs, pytest.raises(ConfigError) as info:
+        await refine(report(3), cfg, sinks=[seen.append])
+    assert str(info.value) == f"cannot connect to {url} (Connection refused); nothing was sent"
+    assert seen == [] and logs == []  # no run started, no call, no retry scheduled
+    with pytest.raises(ConfigError, match="cannot connect to"):
+        async with Refiner(cfg):
+            pass
+
+
+def test_the_blocking_entry_points_raise_it_too() -> None:
+    cfg = RefineConfig(base_url=nothing_listening(), model="x")
+    with pytest.raises(ConfigError, match="cannot connect to"):
+        refine_sync(report(3), cfg)
+    with pytest.raises(ConfigError, match="cannot connect to"), SyncRefiner(cfg):
+        pass
+
+
+async def test_a_server_that_lists_other_models_is_a_config_error_naming_them() -> None:
+    with FakeOpenAI(models=("llama-3-70b", "qwen3-32b")) as server:
+        with pytest.raises(ConfigError) as info:
+            await refine(report(3), config(server, model="gpt-4o"))
+        assert server.seen == [] and server.model_lists == 1
+    assert str(info.value) == (
+        f"model 'gpt-4o' is not served by {server.base_url}; it serves llama-3-70b, qwen3-32b "
+        "(--model, OWLAI_REFINE_MODEL)"
+    )
+
+
+@pytest.mark.parametrize("status", [401, 403])
+async def test_a_server_that_refuses_the_listing_is_an_auth_error(status: int) -> None:
+    with FakeOpenAI(models_status=status) as server:
+        with pytest.raises(AuthError, match=f"HTTP {status}") as info:
+            await refine(report(3), config(server))
+        assert server.seen == [] and info.value.status == status
+
+
+async def test_a_listing_the_server_cannot_give_is_not_held_against_a_named_model() -> None:
+    """Some proxies answer ``/models`` with 404: with a model named, the run goes on."""
+    with FakeOpenAI(reply=polish, models_status=404) as server:
+        result = await refine(report(2), config(server))
+    assert result.ok and result.counts["refined"] > 0
+
+
+async def test_one_server_of_two_answering_is_enough() -> None:
+    with FakeOpenAI(reply=polish) as live:
+        cfg = config(live, base_url=(nothing_listening(), live.base_url))
+        result = await refine(report(4), cfg)
+    assert result.ok and result.text == polish(report(4))
+
+
+async def test_a_reachable_server_gives_an_ok_result_and_a_failing_one_does_not() -> None:
+    with FakeOpenAI(reply=polish) as server:
+        good = await refine(report(3), config(server))
+    assert good.ok and good.failed == () and good.stopped_by is None
+    with FakeOpenAI(fault=lambda n, body: Fault(status=500)) as server:
+        bad = await refine(report(3), config(server))
+    assert not bad.ok and bad.failed and bad.text == report(3)  # whole, nothing refined
+
+
+async def test_preflight_false_leaves_the_old_path_and_ok_tells_it() -> None:
+    """``Refiner(preflight=False)`` asks nothing first: the blocks' own requests find the
+    server missing, and ``ok`` is the plain verdict a pipeline reads."""
+    cfg = RefineConfig(base_url=nothing_listening(), model="x", retry=NO_WAIT)
+    async with Refiner(cfg, preflight=False, sinks=[]) as refiner:
+        result = await refiner.refine(report(1))
+    assert not result.ok and result.counts["failed"] == len(parse(report(1)).sendable)
+    assert result.text == report(1)
+
+
+async def test_replay_needs_no_server_and_makes_no_preflight(tmp_path: Any) -> None:
+    tape = tmp_path / "tape.jsonl"
+    with FakeOpenAI(reply=polish) as server:
+        recorded = await refine(report(2), config(server), transport=RecordingTransport(tape))
+    assert server.model_lists == 1  # the recording's pre-flight went to the server
+    offline = config(server, base_url=nothing_listening())  # nothing there now
+    replayed = await refine(report(2), offline, transport=ReplayTransport(tape))
+    assert replayed.ok and replayed.text == recorded.text == polish(report(2))
+
+
+async def test_a_report_with_nothing_to_send_asks_no_server() -> None:
+    result = await refine("# Only a heading\n", RefineConfig(base_url=nothing_listening()))
+    assert result.ok and result.text == "# Only a heading\n"
 
 
 async def test_the_api_key_is_sent_but_never_logged() -> None:

@@ -19,7 +19,9 @@ async def test_two_endpoints_each_keep_their_own_cap() -> None:
         FakeOpenAI(reply=polish, latency_s=lambda body: 0.05) as a,
         FakeOpenAI(reply=polish, latency_s=lambda body: 0.05) as b,
     ):
-        result = await refine(text, RefineConfig(base_url=(a.base_url, b.base_url), model="m"))
+        result = await refine(
+            text, RefineConfig(base_url=(a.base_url, b.base_url), model="fake-model")
+        )
     assert a.max_in_flight == 4 and b.max_in_flight == 4
     assert len(a.seen) > 10 and len(b.seen) > 10
     assert result.text == polish(text)
@@ -33,7 +35,7 @@ async def test_an_endpoint_that_refuses_connections_is_set_aside() -> None:
     with FakeOpenAI(reply=polish, latency_s=lambda body: 0.02) as live, capture_logs() as logs:
         config = RefineConfig(
             base_url=(dead_url, live.base_url),
-            model="m",
+            model="fake-model",
             retry=RetryPolicy(max_attempts=5, wait_scale=0),
         )
         result = await refine(text, config)

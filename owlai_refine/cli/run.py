@@ -35,7 +35,6 @@ from owlai_refine.cli.files import (
     write_stdout,
 )
 from owlai_refine.cli.logs import configure_json_logging
-from owlai_refine.cli.preflight import check_servers
 from owlai_refine.cli.progress import summary
 from owlai_refine.cli.session import Session
 from owlai_refine.config import RefineConfig
@@ -43,7 +42,6 @@ from owlai_refine.errors import CassetteError, ConfigError, OutputError, RefineE
 from owlai_refine.events import log_event
 from owlai_refine.exit_codes import Exit
 from owlai_refine.parser import parse
-from owlai_refine.prompt import skip_reason
 from owlai_refine.refiner import refine
 from owlai_refine.results import RefineResult
 from owlai_refine.review import diff_text, review_page
@@ -172,16 +170,6 @@ def _show_diff(doc: Document, result: RefineResult, stream: TextIO) -> None:
     Console(file=stream, force_terminal=True, highlight=False, soft_wrap=True).print(shown, end="")
 
 
-def _preflight(args: argparse.Namespace, config: RefineConfig, source: str) -> None:
-    """Ask the servers for their models before the first block, unless nothing will be sent or
-    a cassette answers (replay)."""
-    doc = parse(source, reference_headings=config.reference_headings)
-    if args.replay or not any(skip_reason(b, config.max_block_tokens) is None for b in doc.blocks):
-        return
-    if config.base_urls:
-        anyio.run(check_servers, config, config.base_urls)
-
-
 def _refine_report(args: argparse.Namespace, run: Session) -> Exit:
     config = _config(args)
     output = _output(args)
@@ -191,18 +179,18 @@ def _refine_report(args: argparse.Namespace, run: Session) -> Exit:
         check_writable(output)
     if review:
         check_writable(review)
+    doc = parse(source, reference_headings=config.reference_headings)  # once, for all below
     if args.dry_run:
-        print_plan(parse(source, reference_headings=config.reference_headings), config, sys.stdout)
+        print_plan(doc, config, sys.stdout)
         return Exit.OK
     transport = _transport(args)
-    _preflight(args, config, source)
     with kept_backup(output if args.in_place else None) as backup:  # before any request
         report_id = Path(args.report).stem[:40] if args.report != "-" else "stdin"
         with structlog.contextvars.bound_contextvars(report_id=report_id), run.live(args.report):
             result, caught = anyio.run(
                 _with_signals,
-                lambda: refine(
-                    source,
+                lambda: refine(  # its Refiner checks the servers first (ConfigError: exit 2)
+                    doc,
                     config,
                     transport=transport,
                     report_id=report_id,
@@ -214,10 +202,28 @@ def _refine_report(args: argparse.Namespace, run: Session) -> Exit:
         if result is None:
             run.err.write("refine: interrupted; no output was written\n")
             return Exit.TERMINATED if caught == signal.SIGTERM else Exit.INTERRUPTED
-        shown = None
-        if review or args.diff:  # the blocks as the run cut them (parsing is deterministic)
-            shown = parse(source, reference_headings=config.reference_headings)
-        return _finish(args, run, result, output, backup, doc=shown)
+        return _finish(args, run, result, output, backup, doc=doc, same=result.text == source)
+
+
+def _write_report(
+    args: argparse.Namespace,
+    result: RefineResult,
+    output: str | None,
+    backup: Backup,
+    *,
+    same: bool,
+) -> tuple[Path | None, str]:
+    """Write the refined report to ``output`` (atomically) or stdout; with ``--in-place`` and
+    ``same`` (nothing changed) leave the file as it is and keep no backup. Returns the backup
+    kept (or ``None``) and what was written, for the summary."""
+    if args.in_place and same:  # nothing to replace: no rewrite, and no backup is kept
+        return None, f"nothing ({output} is unchanged; no backup kept)"
+    if output:
+        write_atomic(output, result.text)
+        backup.written = True
+    else:
+        write_stdout(result.text)
+    return backup.path, output or "stdout"
 
 
 def _finish(
@@ -228,10 +234,15 @@ def _finish(
     backup: Backup,
     *,
     doc: Document | None = None,
+    same: bool = False,
 ) -> Exit:
     """Write the review page (``--review``) and the refined report (unless no request reached
     a server), print ``--diff``, then tell the person. ``doc``: the parsed report, for the
-    page and the diff."""
+    page and the diff.
+
+    ``same``: the refined text is the input's, byte for byte. With ``--in-place`` the file is
+    then left as it is (not rewritten) and the backup made before the run is removed, so that
+    a second ``--in-place`` that changes nothing leaves no backup behind."""
     err, tracker = run.err, run.tracker
     if tracker.requests and not tracker.reached and not args.replay:
         raise ConfigError(
@@ -240,28 +251,22 @@ def _finish(
     if args.review and doc is not None:  # first: a page that cannot be written stops it all
         name = "stdin" if args.report == "-" else Path(args.report).name
         write_atomic(args.review, review_page(doc, result, name=name))
-    if output:
-        write_atomic(output, result.text)
-        backup.written = True
-    else:
-        write_stdout(result.text)
+    kept, wrote = _write_report(args, result, output, backup, same=same)
     if args.diff and doc is not None:
         _show_diff(doc, result, sys.stdout if output else err)
     if run.console is not None:
         for line in summary(
-            result,
-            tracker,
-            wrote=output or "stdout",
-            ledger=run.ledger,
-            backup=str(backup.path or ""),
+            result, tracker, wrote=wrote, ledger=run.ledger, backup=str(kept or "")
         ):
             run.console.print(line, highlight=False, soft_wrap=True)
     else:
         if args.log_file:
             counts = ", ".join(f"{v} {k}" for k, v in result.counts.items() if v)
             err.write(f"refine: {counts or 'no blocks'} in {result.elapsed_s:.1f} s\n")
-        if backup.path:
-            err.write(f"refine: the replaced text is kept as {backup.path}\n")
+        if kept:
+            err.write(f"refine: the replaced text is kept as {kept}\n")
+        elif args.in_place and same:
+            err.write(f"refine: nothing changed; {output} was left as it was, with no backup\n")
     code = Exit.for_result(result)
     if code is Exit.LIMITER:
         err.write(f"refine: {result.stop_reason}; unsent blocks kept their text\n")

@@ -149,11 +149,14 @@ def _api_key() -> str:
 
 # ---------------------------------------------------------------------------------- stats
 def run_stats(argv: list[str]) -> int:
-    """``refine stats LOG... [--json]``: figures from usage-ledger files (see
-    :mod:`owlai_refine.ops.stats`). Returns the exit code: 3 when a file cannot be read or
-    no file holds a single ``refine.call`` line (not a usage ledger)."""
+    """``refine stats [LOG...] [--json]``: figures from usage-ledger files (see
+    :mod:`owlai_refine.ops.stats`); with no ``LOG``, the default ledger every run at a
+    terminal appends to (:func:`~owlai_refine.cli.files.default_ledger_path`). Returns the
+    exit code: 3 when a file cannot be read, the default ledger does not exist, or no file
+    holds a single ``refine.call`` line (not a usage ledger)."""
 
     def body() -> int:
+        from owlai_refine.cli.files import default_ledger_path, home
         from owlai_refine.ops.ledger import read_ledgers
         from owlai_refine.ops.stats import format_stats, ledger_stats
 
@@ -162,9 +165,23 @@ def run_stats(argv: list[str]) -> int:
             description="Input/output token figures per model "
             "and backend from our JSON call log (the usage ledger).",
         )
-        p.add_argument("logs", nargs="+", metavar="LOG", help="JSON log file(s)")
+        ledger = default_ledger_path()
+        p.add_argument(
+            "logs",
+            nargs="*",
+            metavar="LOG",
+            help=f"JSON log file(s) (refine's --log-file); default: the ledger every run at a "
+            f"terminal appends to, {home(ledger)} ($XDG_STATE_HOME/owlai-refine/ledger.jsonl)",
+        )
         p.add_argument("--json", action="store_true", help="print JSON instead of a table")
         args = p.parse_args(argv)
+        if not args.logs:
+            if not ledger.is_file():
+                raise InputError(
+                    f"no ledger at {ledger}: a refine run at a terminal writes it; "
+                    "or name LOG files (a run's --log-file)"
+                )
+            args.logs = [str(ledger)]
         read = read_ledgers(args.logs)
         if not read.calls:
             raise InputError(
@@ -181,9 +198,11 @@ def run_stats(argv: list[str]) -> int:
 
 # --------------------------------------------------------------------------------- doctor
 def run_doctor(argv: list[str]) -> int:
-    """``refine doctor --base-url URL [--server-log FILE] [--concurrency N]``: one
-    pass/warn/fail line per check (see :mod:`owlai_refine.ops.doctor`). Exit 0 when no check
-    fails, 4 when one does."""
+    """``refine doctor [--base-url URL] [--server-log FILE] [--concurrency N]``: one
+    pass/warn/fail line per check (see :mod:`owlai_refine.ops.doctor`). ``--base-url``,
+    ``--model`` and ``--concurrency`` default to ``$OWLAI_REFINE_BASE_URL``,
+    ``$OWLAI_REFINE_MODEL`` and ``$OWLAI_REFINE_CONCURRENCY``, as for ``refine`` itself. Exit 0
+    when no check fails, 4 when one does, 2 when no server is named."""
 
     def body() -> int:
         import anyio
@@ -202,12 +221,24 @@ def run_doctor(argv: list[str]) -> int:
             description="Check a self-hosted vLLM server "
             "against the settings owlai-refine depends on.",
         )
-        p.add_argument("--base-url", required=True, help="e.g. http://127.0.0.1:8000/v1")
+        env = os.environ.get
+        p.add_argument(
+            "--base-url",
+            default=env("OWLAI_REFINE_BASE_URL"),
+            help="the server to check, e.g. http://127.0.0.1:8000/v1 [$OWLAI_REFINE_BASE_URL]",
+        )
         p.add_argument("--server-log", help="the vLLM server's startup log")
         p.add_argument(
-            "--concurrency", type=int, default=4, help="our self-hosted concurrency (default 4)"
+            "--concurrency",
+            type=int,
+            default=env("OWLAI_REFINE_CONCURRENCY", "4"),
+            help="our self-hosted concurrency (default 4) [$OWLAI_REFINE_CONCURRENCY]",
         )
-        p.add_argument("--model", help="model to check (default: the first one served)")
+        p.add_argument(
+            "--model",
+            default=env("OWLAI_REFINE_MODEL"),
+            help="model to check (default: the first one served) [$OWLAI_REFINE_MODEL]",
+        )
         p.add_argument(
             "--timeout", type=float, default=60.0, help="seconds for the live request (default 60)"
         )
@@ -218,11 +249,22 @@ def run_doctor(argv: list[str]) -> int:
         )
         p.add_argument("--json", action="store_true", help="print JSON instead of lines")
         args = p.parse_args(argv)
+        if not args.base_url:
+            raise ConfigError(
+                "which server? give --base-url URL or set OWLAI_REFINE_BASE_URL "
+                "(as for refine itself)"
+            )
+        urls = [u.strip() for u in args.base_url.split(",") if u.strip()]
+        if len(urls) != 1:
+            raise ConfigError(
+                f"refine doctor checks one server; {args.base_url!r} names {len(urls)}: "
+                "give one with --base-url"
+            )
         if args.concurrency < 1:
             raise ConfigError("--concurrency must be at least 1")
         log = _read_log(args.server_log)
         inp = DoctorInput(
-            endpoint=server_urls(args.base_url),
+            endpoint=server_urls(urls[0]),
             log=log,
             concurrency=args.concurrency,
             model=args.model,
@@ -374,6 +416,7 @@ def run_plan(argv: list[str]) -> int:
     def body() -> int:
         from owlai_refine.ops.ledger import read_ledgers
         from owlai_refine.ops.plancli import (
+            EXAMPLES,
             add_plan_arguments,
             format_plans,
             plan_json,
@@ -383,8 +426,10 @@ def run_plan(argv: list[str]) -> int:
 
         p = _Parser(
             prog="refine plan",
-            description="The KV cache a vLLM server will have "
-            "(tokens, full windows) for a model, cards and flags; variants side by side.",
+            description="The KV cache a vLLM server will have (tokens, full windows) for a "
+            "model,\ncards and flags; variants side by side.",
+            epilog=EXAMPLES,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         add_plan_arguments(p)
         args = p.parse_args(argv)

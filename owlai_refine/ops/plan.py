@@ -276,7 +276,7 @@ def activation_bytes(inp: PlanInput) -> int:
 
 def _memory(inp: PlanInput) -> Memory:
     if inp.gpu_memory_gib is None or inp.weights_gib is None:
-        raise ValueError("need kv_cache_gib, or gpu_memory_gib and weights_gib")
+        raise ValueError("need --kv-cache-gib, or --gpu-memory-gib and --weights-gib")
     tp = max(1, inp.tensor_parallel_size)
     requested = inp.gpu_memory_gib * inp.gpu_memory_utilization
     weights = inp.weights_gib / tp

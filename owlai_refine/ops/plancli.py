@@ -21,7 +21,16 @@ from owlai_refine.errors import ConfigError, InputError
 from owlai_refine.ops.modelarch import ModelArch, arch_from_config
 from owlai_refine.ops.plan import GIB, Plan, PlanInput, plan, windows_text
 
-__all__ = ["PRESETS", "add_plan_arguments", "format_plans", "load_model", "plan_json", "plans"]
+__all__ = [
+    "EXAMPLES",
+    "PRESETS",
+    "add_plan_arguments",
+    "format_plans",
+    "load_model",
+    "model_name",
+    "plan_json",
+    "plans",
+]
 
 PRESETS: dict[str, float] = {
     k: float(v)
@@ -34,15 +43,46 @@ _INT_FIELDS = ("tensor_parallel_size", "max_model_len", "max_num_seqs", "max_num
 _FLOAT_FIELDS = ("weights_gib", "kv_cache_gib", "gpu_memory_gib", "gpu_memory_utilization")
 
 
+EXAMPLES = """\
+examples:
+  refine plan --config ~/models/Qwen3-32B --gpu-memory-gib h100-80g --max-model-len 32768
+  refine plan --config config.json --weights-gib 61 --gpus 2 --gpu-memory-gib 80 \\
+      --max-num-seqs 8 --variant 'FP8 KV:kv-cache-dtype=fp8'
+  refine plan --config config.json --kv-cache-gib 20 --max-model-len 8192 --ledger ledger.jsonl
+"""
+"""``refine plan --help``'s epilog (tests run each line against a fixture config)."""
+
+
+def model_name(cfg: dict[str, Any], cfg_path: Path) -> str:
+    """The model's name for a table column: the config's ``_name_or_path`` (or ``name``),
+    its last path part (``Qwen/Qwen3-32B`` -> ``Qwen3-32B``); else the model folder's name
+    when the file is a folder's ``config.json``; else the file's name without ``.json`` and a
+    ``-config`` ending (``smollm2-135m-config.json`` -> ``smollm2-135m``), never the name of
+    the folder a loose config file happens to sit in."""
+    for key in ("_name_or_path", "name"):
+        value = cfg.get(key)
+        if isinstance(value, str) and value.strip().strip("/"):
+            return value.strip().rstrip("/").rsplit("/", 1)[-1]
+    if cfg_path.name == "config.json" and cfg_path.parent.name:
+        return cfg_path.parent.resolve().name
+    stem = cfg_path.stem
+    for tail in ("-config", "_config", ".config"):
+        if stem.lower().endswith(tail) and len(stem) > len(tail):
+            return stem[: -len(tail)]
+    return stem
+
+
 def load_model(path: str) -> tuple[ModelArch, float | None]:
     """Read ``config.json`` at ``path`` (a file, or a folder holding one) and, for a folder,
-    the total size of its ``*.safetensors`` files in GiB (``None`` when there are none).
-    Raises ``InputError`` when the file cannot be read or lacks what the plan needs."""
+    the total size of its ``*.safetensors`` files in GiB (``None`` when there are none). The
+    architecture is named by :func:`model_name`. Raises ``InputError`` when the file cannot be
+    read or lacks what the plan needs."""
     p = Path(path)
     cfg_path = p / "config.json" if p.is_dir() else p
     try:
         cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
-        arch = arch_from_config(cfg, name=cfg_path.parent.name or cfg_path.stem)
+        name = model_name(cfg, cfg_path) if isinstance(cfg, dict) else cfg_path.stem
+        arch = arch_from_config(cfg, name=name)
     except OSError as exc:
         raise InputError(f"cannot read {cfg_path}: {exc.strerror or exc}") from exc
     except (ValueError, TypeError) as exc:
@@ -123,7 +163,7 @@ def _override(base: PlanInput, spec: str) -> PlanInput:
             elif key in ("prefix_caching", "enable_prefix_caching"):
                 changes["prefix_caching"] = value.strip().lower() in ("1", "true", "yes", "on")
             else:
-                raise ConfigError(f"--variant {spec!r}: unknown flag {key!r}")
+                raise ConfigError(f"--variant {spec!r}: unknown flag --{key.replace('_', '-')}")
         except ValueError:
             raise ConfigError(f"--variant {spec!r}: bad value {value!r}") from None
     return replace(base, **changes)
@@ -155,10 +195,46 @@ def plans(args: argparse.Namespace, typical: int | None) -> list[Plan]:
         label=args.label or arch.name,
     )
     inputs = [base] + [_override(base, v) for v in args.variant]
+    for i, inp in enumerate(inputs):
+        _check_memory(inp, None if i == 0 else args.variant[i - 1], args.config, folder_weights)
     try:
         return [plan(i) for i in inputs]
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
+
+
+def _check_memory(
+    inp: PlanInput, variant: str | None, config: str, folder_weights: float | None
+) -> None:
+    """Raise ``ConfigError`` naming the flags to add when ``inp`` gives no KV memory to plan:
+    neither ``--kv-cache-gib`` nor both ``--gpu-memory-gib`` and the weights' size."""
+    if inp.kv_cache_gib is not None or (
+        inp.gpu_memory_gib is not None and inp.weights_gib is not None
+    ):
+        return
+    where = f"--variant {variant!r}: " if variant is not None else ""
+    if inp.gpu_memory_gib is None and inp.weights_gib is None:
+        raise ConfigError(
+            f"{where}no memory to plan: give --kv-cache-gib GIB (KV memory per card), or "
+            "--gpu-memory-gib (GiB per card, or a preset such as h100-80g) with --weights-gib "
+            "(default: the *.safetensors of a model folder given to --config)"
+        )
+    if inp.gpu_memory_gib is None:
+        raise ConfigError(
+            f"{where}--weights-gib needs --gpu-memory-gib (GiB per card, or a preset: "
+            f"{', '.join(PRESETS)}), or give --kv-cache-gib instead"
+        )
+    found = (
+        "a file, not a model folder"
+        if not Path(config).is_dir()
+        else "a folder with no *.safetensors"
+        if folder_weights is None
+        else "a folder"
+    )
+    raise ConfigError(
+        f"{where}--gpu-memory-gib needs the weights' size: give --weights-gib GIB, or --config "
+        f"the model folder holding its *.safetensors ({config} is {found}), or --kv-cache-gib"
+    )
 
 
 def _row(name: str, cells: list[str]) -> str:

@@ -187,11 +187,43 @@ def test_unreadable_log_exit_3(stub: Stub, capsys: pytest.CaptureFixture[str]) -
     assert err == f"refine doctor: error: {expected}\n"
 
 
+def test_the_base_url_and_model_come_from_the_environment_as_for_refine(
+    stub: Stub, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 22: ``refine doctor`` honours ``OWLAI_REFINE_BASE_URL`` (and the model and
+    concurrency variables), as ``refine`` does."""
+    monkeypatch.setenv("OWLAI_REFINE_BASE_URL", stub.url)
+    monkeypatch.setenv("OWLAI_REFINE_MODEL", "nope")
+    assert run_doctor(["--json"]) == 4
+    checks = _by_name(json.loads(capsys.readouterr().out))
+    assert "not served (serves: smollm2)" in checks["models"]["detail"]
+    monkeypatch.setenv("OWLAI_REFINE_CONCURRENCY", "0")
+    assert run_doctor(["--json"]) == 2
+    assert capsys.readouterr().err == "refine doctor: error: --concurrency must be at least 1\n"
+
+
+def test_no_server_named_anywhere_says_where_to_name_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("OWLAI_REFINE_BASE_URL", raising=False)
+    assert run_doctor([]) == 2
+    assert capsys.readouterr().err == (
+        "refine doctor: error: which server? give --base-url URL or set "
+        "OWLAI_REFINE_BASE_URL (as for refine itself)\n"
+    )
+    monkeypatch.setenv("OWLAI_REFINE_BASE_URL", "http://a:8000/v1,http://b:8000/v1")
+    assert run_doctor([]) == 2
+    assert "refine doctor checks one server; " in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     "argv",
     [[], ["--base-url", "ftp://x"], ["--base-url", "http://x", "--concurrency", "0"]],
 )
-def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+def test_usage_errors_exit_2(
+    argv: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OWLAI_REFINE_BASE_URL", raising=False)
     assert run_doctor(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("refine doctor: error: ")

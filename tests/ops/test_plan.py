@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 from owlai_refine.ops import run_plan
 from owlai_refine.ops.modelarch import arch_from_config
 from owlai_refine.ops.plan import PlanInput, kv_layout, stage_layers
+from owlai_refine.ops.plancli import EXAMPLES
 
 from .conftest import FIXTURES
 
@@ -92,9 +94,69 @@ def test_sliding_window_and_mla_and_pipeline_stages() -> None:
     assert stage_layers(27, 2) == [14, 13] and stage_layers(10, 4) == [2, 3, 3, 2]
 
 
-def test_no_memory_given_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_memory_given_is_a_usage_error_naming_the_flags(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 22: the error names the flags to give, never the Python fields behind them."""
     assert run_plan(["--config", str(SMOLLM2), "--max-model-len", "4096"]) == 2
-    assert "kv_cache_gib" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("refine plan: error: no memory to plan: give --kv-cache-gib GIB")
+    assert "--gpu-memory-gib" in err and "--weights-gib" in err and err.count("\n") == 1
+    assert "kv_cache_gib" not in err and "weights_gib" not in err and "gpu_memory" not in err
+    assert run_plan(["--config", str(SMOLLM2), "--gpu-memory-gib", "8"]) == 2
+    err = capsys.readouterr().err
+    assert "--gpu-memory-gib needs the weights' size: give --weights-gib GIB" in err
+    assert f"({SMOLLM2} is a file, not a model folder)" in err and "_gib" not in err
+    assert run_plan(["--config", str(SMOLLM2), "--weights-gib", "0.3"]) == 2
+    assert "--weights-gib needs --gpu-memory-gib (GiB per card" in capsys.readouterr().err
+    argv = ["--config", str(SMOLLM2), "--kv-cache-gib", "1", "--variant", "x:kv_cache=2"]
+    assert run_plan(argv) == 2
+    assert "unknown flag --kv-cache" in capsys.readouterr().err
+
+
+def test_the_column_is_labelled_with_the_model_not_the_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 22: ``--config fixtures/vllm/smollm2-135m-config.json`` was labelled ``vllm``."""
+    base = ["--kv-cache-gib", "1", "--max-model-len", "4096", "--json"]
+    assert _json(capsys, ["--config", str(SMOLLM2), *base])["label"] == "smollm2-135m"
+    folder = tmp_path / "SmolLM2-135M-Instruct"
+    folder.mkdir()
+    (folder / "config.json").write_text(SMOLLM2.read_text())
+    assert _json(capsys, ["--config", str(folder), *base])["label"] == "SmolLM2-135M-Instruct"
+    assert _json(capsys, ["--config", str(folder / "config.json"), *base])["model"] == (
+        "SmolLM2-135M-Instruct"
+    )
+    named = json.loads(SMOLLM2.read_text()) | {"_name_or_path": "HuggingFaceTB/SmolLM2-135M"}
+    loose = tmp_path / "cfg.json"
+    loose.write_text(json.dumps(named))
+    assert _json(capsys, ["--config", str(loose), *base])["label"] == "SmolLM2-135M"
+    assert run_plan(["--config", str(SMOLLM2), *base[:-1]]) == 0
+    header = capsys.readouterr().out.splitlines()[0]
+    assert header.split() == ["smollm2-135m"] and "vllm" not in header
+
+
+def test_every_help_example_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``refine plan --help`` ends with examples; each runs (paths swapped for fixtures)."""
+    assert run_plan(["--help"]) == 0
+    help_text = capsys.readouterr().out
+    assert help_text.rstrip().endswith(EXAMPLES.rstrip())
+    folder = tmp_path / "Qwen3-32B"
+    folder.mkdir()
+    (folder / "config.json").write_text(SMOLLM2.read_text())
+    (folder / "model.safetensors").write_bytes(b"\0" * 4096)
+    swap = {
+        "~/models/Qwen3-32B": str(folder),
+        "config.json": str(SMOLLM2),
+        "ledger.jsonl": str(FIXTURES / "ledger-sample.log"),
+    }
+    lines = EXAMPLES.replace("\\\n", " ").splitlines()[1:]
+    assert len(lines) == 3
+    for line in lines:
+        argv = [swap.get(word, word) for word in shlex.split(line)]
+        assert argv[:2] == ["refine", "plan"]
+        assert run_plan(argv[2:]) == 0, capsys.readouterr().err
+        assert "window" in capsys.readouterr().out
 
 
 def test_unreadable_config_is_an_input_error(

@@ -103,10 +103,37 @@ def test_cli_file_without_call_lines_is_exit_3(
 
 
 def test_cli_usage_error_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run_stats([]) == 2
+    assert run_stats(["--tabel"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "refine stats: error:" in err
+
+
+def test_no_argument_reads_the_default_ledger(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``refine stats`` alone reads the ledger the runs write (issue 22), as the README says."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    ledger = tmp_path / "owlai-refine" / "ledger.jsonl"
+    ledger.parent.mkdir()
+    ledger.write_bytes(SAMPLE.read_bytes())
+    assert run_stats([str(SAMPLE)]) == 0
+    named = capsys.readouterr().out
+    assert run_stats([]) == 0
+    assert capsys.readouterr().out == named and "refine.call" not in named
+
+
+def test_no_argument_and_no_ledger_is_one_line_naming_it_exit_3(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    assert run_stats([]) == 3
+    err = capsys.readouterr().err
+    ledger = tmp_path / "owlai-refine" / "ledger.jsonl"
+    assert err == (
+        f"refine stats: error: no ledger at {ledger}: a refine run at a terminal writes it; "
+        "or name LOG files (a run's --log-file)\n"
+    )
 
 
 def test_cli_help_exit_0(capsys: pytest.CaptureFixture[str]) -> None:

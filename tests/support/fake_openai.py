@@ -118,6 +118,7 @@ class FakeOpenAI:
         output_cap: int | None = None,
         fault: Callable[[int, dict[str, Any]], Fault | None] = lambda n, body: None,
         models: tuple[str, ...] = ("fake-model",),
+        models_status: int = 200,
         echo_request_id: bool = True,
         cached_tokens: int | None = 0,
     ) -> None:
@@ -127,6 +128,8 @@ class FakeOpenAI:
         self.output_cap = output_cap
         self.fault = fault
         self.models = models
+        self.models_status = models_status
+        """The HTTP status of ``GET /v1/models`` (401: a server started with an API key)."""
         self.echo_request_id = echo_request_id
         self.lock = threading.Lock()
         self.in_flight = 0
@@ -136,6 +139,8 @@ class FakeOpenAI:
         """Requests in flight now, by number."""
         self.connections = 0
         """TCP connections accepted."""
+        self.open_connections: set[socket.socket] = set()
+        """The connections open now (:meth:`stop` drops them)."""
         self.by_who: Counter[str] = Counter()
         """``/hold`` requests in flight now, per caller."""
         self.starts: list[Start] = []
@@ -179,10 +184,16 @@ class FakeOpenAI:
         self.stop()
 
     def stop(self) -> None:
-        """Stop answering: later connections are refused."""
+        """Stop answering, as a server that goes away: later connections are refused, and the
+        open ones (kept alive since an earlier request) are dropped."""
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
+        with self.lock:
+            open_now, self.open_connections = list(self.open_connections), set()
+        for sock in open_now:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
 
     def enter(self, body: dict[str, Any], headers: Any) -> Seen:
         with self.lock:
@@ -250,6 +261,12 @@ class _Handler(QuietHandler):
         super().setup()
         with self.owner.lock:
             self.owner.connections += 1
+            self.owner.open_connections.add(self.connection)
+
+    def finish(self) -> None:
+        with self.owner.lock:
+            self.owner.open_connections.discard(self.connection)
+        super().finish()
 
     def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
@@ -272,7 +289,11 @@ class _Handler(QuietHandler):
         if self.path.endswith("/models"):
             with self.owner.lock:
                 self.owner.model_lists += 1
-            self._send_json(200, self.owner.models_payload())
+            if self.owner.models_status != 200:
+                error = {"message": "refused", "code": self.owner.models_status}
+                self._send_json(self.owner.models_status, {"error": error})
+            else:
+                self._send_json(200, self.owner.models_payload())
         elif self.path == "/health":
             self._send_json(200, {"status": "ok"})
         elif metrics is not None:
