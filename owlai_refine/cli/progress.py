@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # rich loads only when a display is drawn (at a terminal)
     from rich.console import Console
     from rich.progress import TaskID
 
-__all__ = ["LiveProgress", "RunTracker", "stderr_is_terminal", "summary"]
+__all__ = ["LiveProgress", "RunTracker", "fitted_line", "stderr_is_terminal", "summary"]
 
 _SHOWN = ("refined", "unchanged", "rejected", "truncated", "failed")
 _STYLE = {"refined": "green", "rejected": "yellow", "truncated": "yellow", "failed": "red"}
