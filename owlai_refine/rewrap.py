@@ -7,8 +7,8 @@ a ``git diff``. :func:`rewrap` gives the reply the original's line breaks where 
 1. Only a hard-wrapped block is re-wrapped (more than one line of text); a one-line block keeps
    the reply as it is.
 2. The block's words and the reply's are aligned (:class:`difflib.SequenceMatcher`); each of the
-   original's line breaks whose two neighbouring words the reply kept, side by side, is kept
-   there.
+   original's line breaks whose two neighbouring words the reply kept side by side (or replaced
+   one for one: "says" -> "states" at a line's end) is kept there.
 3. A line still wider than the block's own width (its longest source line, container prefix
    included, in terminal cells: ``rich.cells.cell_len``, so a CJK character counts two) is
    wrapped greedily at that width, its last words carried on to the start of the next line
@@ -123,10 +123,10 @@ def rewrap(block: Block, text: str) -> str:
     words, breakable = _words(text)
     if len(words) < 2:
         return text
-    kept: dict[int, int] = {}  # old word -> the reply's same word
-    matcher = SequenceMatcher(None, old, words, autojunk=False)
-    for a, b, size in matcher.get_matching_blocks():
-        kept.update((a + i, b + i) for i in range(size))
+    kept: dict[int, int] = {}  # old word -> the reply's word in its place
+    for op, i1, i2, j1, j2 in SequenceMatcher(None, old, words, autojunk=False).get_opcodes():
+        if op == "equal" or (op == "replace" and i2 - i1 == j2 - j1):  # kept, or one for one
+            kept.update((i1 + n, j1 + n) for n in range(i2 - i1))
     anchors = sorted(
         (kept[k], n)
         for k, n in ends.items()

@@ -16,7 +16,7 @@ ten ``wrong`` ones are refused since the ending, quotation-mark and tense checks
 colon or final stop dropped, the quotes around a name dropped, "slashes" -> "slashed"); the
 other five (a Korean typo twice, a dropped Korean list item and subject, "much longer" losing
 "much" with another referent) still pass. Since refined blocks are re-wrapped at their own
-width (``owlai_refine.rewrap``, issue 22), three texts here have other line breaks, the same
+width (``owlai_refine.rewrap``, issue 22), two texts here have other line breaks, the same
 words.
 """
 
@@ -35,8 +35,8 @@ class Reviewed(NamedTuple):
 REVIEWED: dict[tuple[str, int], Reviewed] = {
     ("cfg-checking-crlf", 15): Reviewed(
         "ok",
-        "A single identifier, such as `#[cfg(test)]` or `#[cfg(linux)]`, is a Boolean "
-        "condition. They\nare either enabled or disabled.",
+        "A single identifier, such as `#[cfg(test)]` or `#[cfg(linux)]`, is a Boolean condition.\n"
+        "They are either enabled or disabled.",
         "a sentence fragment made a sentence; same claim",
     ),
     ("cfg-checking-crlf", 63): Reviewed(
