@@ -228,7 +228,7 @@ def _log_outcome(log: structlog.typing.FilteringBoundLogger, o: BlockOutcome) ->
             "refine.block_rejected",
             **where,
             reasons=list(o.reasons),
-            reason_groups=sorted(set(o.reason_groups)),
+            reason_groups=sorted(o.groups),
         )
     elif o.status is OutcomeStatus.FAILED:
         log.error("refine.block_failed", **where, attempts=o.attempts, error=o.reason)

@@ -1,7 +1,8 @@
 """One report's run, as named steps: plan, dispatch, assemble.
 
     plan      which blocks to send (longest first) and the outcomes of those never sent
-    dispatch  one task per block: send (retries, one slot per attempt), judge the reply
+    dispatch  one task per block: send (retries, one slot per attempt), judge the reply,
+              re-wrap an accepted one at the block's own width (:mod:`owlai_refine.rewrap`)
     assemble  splice the accepted replies in document order, check the splice, sum the tokens
 
 :func:`refine_document` runs them against an open :class:`~owlai_refine.routing.EndpointPool`;
@@ -65,6 +66,7 @@ from owlai_refine.results import (
     is_truncated,
 )
 from owlai_refine.retry import Breaker, RetryClock, retrying
+from owlai_refine.rewrap import rewrap
 from owlai_refine.routing import Endpoint, EndpointPool
 from owlai_refine.splicer import splice
 from owlai_refine.verify import splice_faults
@@ -391,7 +393,8 @@ class _Run:
             return _rejected(outcome, verdict.reasons, reply.content)
         if verdict.unchanged:
             return outcome.model_copy(update={"status": OutcomeStatus.UNCHANGED})
-        return outcome.model_copy(update={"text": verdict.text})
+        # the original's line breaks where the reply's words allow: a diff shows the edit
+        return outcome.model_copy(update={"text": rewrap(block, verdict.text)})
 
     def failed(
         self, block: Block, error: str, attempts: int, request_id: str | None

@@ -20,6 +20,11 @@ __all__ = [
 ]
 
 
+MORE_REASONS = "and more"
+"""The group of the guard's closing reason when it had more than it lists (``and more: 3``):
+a count, not a group of reasons (``owlai_refine.guard.MAX_REASONS``)."""
+
+
 class OutcomeStatus(StrEnum):
     """What happened to a block. Only ``refined`` changes the report; every other status keeps
     the block's original text."""
@@ -60,6 +65,14 @@ class BlockOutcome(BaseModel):
     ``"changed degree"``): what logs and summaries count."""
     request_id: str | None = None
     """The ``X-Request-Id`` of the last request sent for this block."""
+
+    @property
+    def groups(self) -> tuple[str, ...]:
+        """The distinct groups of :attr:`reason_groups`, in order, without ``"and more"`` (the
+        closing reason that counts the reasons not listed: not a group of its own). The first
+        is the group the run's summary counts the block under."""
+        return tuple(dict.fromkeys(g for g in self.reason_groups if g != MORE_REASONS))
+
     attempts: int = 0
     max_tokens: int | None = None
     prompt_tokens: int | None = None

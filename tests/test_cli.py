@@ -158,7 +158,7 @@ def test_missing_file_directory_and_size_limit(tmp_path: Path) -> None:
     [
         "",
         "\ufeffBOM first says hi.\r\n",
-        "lone CR says\ronly\r\rend says",
+        "lone CR says\ronly a few words\r\rend says",  # re-wrapped at its width: room for "states"
         "line sep\u2028inside says it\n",
         "```\nonly code says\n```\n| a |\n|---|\n| says |\n",
     ],

@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # rich loads only when a display is drawn (at a terminal)
     from rich.console import Console
     from rich.progress import TaskID
 
-__all__ = ["LiveProgress", "RunTracker", "stderr_is_terminal", "summary"]
+__all__ = ["LiveProgress", "RunTracker", "fitted_line", "stderr_is_terminal", "summary"]
 
 _SHOWN = ("refined", "unchanged", "rejected", "truncated", "failed")
 _STYLE = {"refined": "green", "rejected": "yellow", "truncated": "yellow", "failed": "red"}
@@ -56,7 +56,8 @@ class RunTracker:
         self.outcomes: Counter[str] = Counter()
         """Blocks finished so far, by status."""
         self.reasons: Counter[str] = Counter()
-        """Reason groups of rejected blocks (``language``, ``too short``, ...)."""
+        """Rejected blocks by the group of their first reason (``language``, ``too short``,
+        ...): each block counted once, so the counts add up to the rejected blocks."""
         self.in_flight = 0
         self.requests = 0
         self.reached = 0
@@ -87,16 +88,21 @@ class RunTracker:
                 self.last_error = event.error
         elif isinstance(event, BlockSettled):
             self.outcomes[event.outcome.status.value] += 1
-            self.reasons.update(set(event.outcome.reason_groups))
+            if groups := event.outcome.groups:
+                self.reasons[groups[0]] += 1
         else:
             return
         if self.on_change is not None:
             self.on_change()
 
-    def counts_text(self, markup: bool = True) -> str:
-        """``2 refined · 1 unchanged · 0 rejected · 0 truncated · 0 failed · 3 in flight``."""
+    def counts_text(self, markup: bool = True, *, short: bool = False) -> str:
+        """``2 refined · 1 unchanged · 0 rejected · 0 truncated · 0 failed · 3 in flight``;
+        ``short``: the statuses with none left out (``2 refined · 1 unchanged · 3 in
+        flight``)."""
         parts = []
         for status in _SHOWN:
+            if short and not self.outcomes[status]:
+                continue
             text = f"{self.outcomes[status]} {status}"
             style = _STYLE.get(status)
             shown = markup and style and self.outcomes[status]
@@ -105,43 +111,125 @@ class RunTracker:
         return " · ".join(parts)
 
 
+def _clock(seconds: float | None) -> str:
+    """``0:01:05``; ``-:--:--`` when not known yet."""
+    if seconds is None:
+        return "-:--:--"
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes // 60}:{minutes % 60:02d}:{secs:02d}"
+
+
+_SEP = " \u00b7 "
+_BAR = (24, 6, 4)
+"""The bar's widest, its least beside the counts, and its least at all (in cells)."""
+_ECHO_ROOM = 3
+"""Cells left free at the end of the line: a terminal echoes Ctrl-C as ``^C`` where the cursor
+stands (after the line); in a full line the echo would wrap, and the next redraw would leave the
+old line above the new one."""
+_MIN_NAME = 8
+"""The fewest cells a shortened report name is shown in (``infere…``), else it is dropped."""
+
+
+def fitted_line(
+    width: int,
+    *,
+    name: str,
+    done: int,
+    total: int | None,
+    counts: tuple[str, str] | None,
+    elapsed_s: float | None,
+    eta_s: float | None,
+) -> tuple[str, int, str]:
+    """The parts of a progress line that fit in ``width`` cells: ``(name, bar width, rest)``,
+    the name possibly cut with ``…`` or empty, the bar width 0 when it is dropped, ``rest``
+    the text after the bar (``12/41 · 2 refined · 4 in flight · 0:00:12 · eta 0:00:30``).
+
+    ``counts``: the per-status counts in full and short (nonzero only) forms, rich markup
+    (``None`` while starting). Done/total and the ETA are kept at any width; what does not fit
+    goes first, in this order: the report name (cut, then dropped), the elapsed time, the
+    counts (the short form, then none; the elapsed time comes back beside each when it fits),
+    the bar (narrowed from 24 cells to 6 while counts are shown, to 4 without them, then
+    dropped). Widths are measured in terminal cells
+    (``rich.cells.cell_len``), markup excluded."""
+    from rich.cells import cell_len, set_cell_size  # noqa: PLC0415 - only at a terminal
+    from rich.text import Text  # noqa: PLC0415 - only at a terminal
+
+    count = f"{done}/{total}" if total is not None else f"{done}/?"
+    eta = f"eta {_clock(eta_s)}"
+    forms: list[str | None] = [*counts, None] if counts else [None]
+    for form in forms:
+        for shown_elapsed in (True, False):
+            rest = _SEP.join(
+                p for p in (count, form, _clock(elapsed_s) if shown_elapsed else None, eta) if p
+            )
+            room = width - cell_len(Text.from_markup(rest).plain)
+            if room < (_BAR[1] if form else _BAR[2]) + 1:
+                continue
+            bar = min(_BAR[0], room - 1)
+            left = room - bar - 1
+            if form is not forms[0] or not shown_elapsed:
+                return "", bar, rest  # the name went first
+            if cell_len(name) + 1 <= left:
+                return name, bar, rest
+            if left - 1 >= _MIN_NAME:
+                return set_cell_size(name, left - 2) + "\u2026", bar, rest
+            return "", bar, rest
+    short = f"{count}{_SEP}{eta}"
+    return "", 0, short if cell_len(short) <= width else f"{count} {eta}"
+
+
 class LiveProgress:
-    """The live display on a terminal: ``name ━━━━ 12/41 · counts · in flight · elapsed · ETA``.
+    """The live display on a terminal: ``name ━━━━ 12/41 · counts · in flight · elapsed · eta``,
+    one line fitted to the terminal's width (:func:`fitted_line`).
 
     ``with LiveProgress(console, tracker, name):`` draws it (four times a second, on
-    ``console``, normally stderr) until the block ends; the tracker's events update it."""
+    ``console``, normally stderr) until the block ends; the tracker's events update it. When
+    the block ends, by an error or Ctrl-C too, the line is drawn once more, whole, and the
+    cursor moves below it: the line is kept :data:`_ECHO_ROOM` cells short of the width, so the
+    terminal's ``^C`` never wraps it onto a second line."""
 
     def __init__(self, console: Console, tracker: RunTracker, name: str) -> None:
-        from rich.markup import escape  # noqa: PLC0415 - only at a terminal
-        from rich.progress import (  # noqa: PLC0415 - only at a terminal
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
+        from rich.console import ConsoleOptions, RenderResult  # noqa: PLC0415 - at a terminal
+        from rich.progress import Progress  # noqa: PLC0415 - only at a terminal
+        from rich.progress_bar import ProgressBar  # noqa: PLC0415 - only at a terminal
+        from rich.text import Text  # noqa: PLC0415 - only at a terminal
 
         self.console = console
         self.tracker = tracker
-        self.progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(bar_width=24),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[detail]}"),
-            TimeElapsedColumn(),
-            TextColumn("eta"),
-            TimeRemainingColumn(),
-            console=console,
-            refresh_per_second=4,
-        )
-        self.task: TaskID = self.progress.add_task(escape(name), total=None, detail="starting")
+        self.name = name
+        live = self
+
+        class _Line:
+            def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+                task = live.progress.tasks[0]
+                t = live.tracker
+                counts = (
+                    (t.counts_text(), t.counts_text(short=True)) if t.to_send is not None else None
+                )
+                name, bar, rest = fitted_line(
+                    options.max_width - _ECHO_ROOM, name=live.name, done=t.done, total=t.to_send,
+                    counts=counts, elapsed_s=task.elapsed, eta_s=task.time_remaining,
+                )  # fmt: skip
+                if name:
+                    yield Text(name + " ", style="bold", end="")
+                if bar:
+                    yield ProgressBar(task.total, task.completed, width=bar)
+                    yield Text(" ", end="")
+                line = Text.from_markup(rest, end="")
+                line.no_wrap, line.overflow = True, "crop"
+                yield line
+
+        class _Fitted(Progress):
+            def get_renderables(self) -> list[_Line]:
+                return [_Line()]
+
+        self.progress = _Fitted(console=console, refresh_per_second=4)
+        self.task: TaskID = self.progress.add_task(name, total=None)
 
     def update(self) -> None:
         """Redraw from the tracker's counts."""
         t = self.tracker
-        detail = t.counts_text() if t.to_send is not None else "starting"
-        self.progress.update(self.task, total=t.to_send, completed=t.done, detail=detail)
+        self.progress.update(self.task, total=t.to_send, completed=t.done)
 
     def __enter__(self) -> LiveProgress:
         self.tracker.on_change = self.update
@@ -155,14 +243,26 @@ class LiveProgress:
         tb: TracebackType | None,
     ) -> None:
         self.tracker.on_change = None
-        if exc_type is None:
-            self.update()
+        self.update()
         self.progress.stop()
 
 
 def _minutes(seconds: float) -> str:
     seconds = round(seconds)
     return f"{seconds // 60}:{seconds % 60:02d}" if seconds >= 60 else f"{seconds} s"
+
+
+def _rejections(first: Counter[str], escape: Callable[[str], str]) -> str:
+    """``rejected by the guard, original kept: 3 blocks, by first reason: 2 lost clause, 1
+    language``: each block once, under the group of its first reason (its others are in the
+    ledger), the five commonest named and the rest as ``N other``, so the counts add up."""
+    total = sum(first.values())
+    top = first.most_common(5)
+    parts = [f"{n} {escape(group)}" for group, n in top]
+    if rest := total - sum(n for _, n in top):
+        parts.append(f"{rest} other")
+    blocks = "1 block" if total == 1 else f"{total} blocks"
+    return f"rejected by the guard, original kept: {blocks}, by first reason: {', '.join(parts)}"
 
 
 def summary(
@@ -195,8 +295,7 @@ def summary(
         f"  usage ledger (JSON lines, report_id {escape(result.report_id)}): {escape(ledger)}",
     ]
     if tracker.reasons:
-        top = ", ".join(f"{n} {escape(group)}" for group, n in tracker.reasons.most_common(5))
-        lines.append(f"  rejected by the guard, original kept: {top}")
+        lines.append("  " + _rejections(tracker.reasons, escape))
     if result.failed:
         lines.append(f"  [red]failed[/], original kept: {escape(result.failed[0].reason or '')}")
     return lines

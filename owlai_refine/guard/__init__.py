@@ -44,7 +44,8 @@ The reason groups (``Reason.group``, stable; the detail quotes the words as writ
 - ``swapped words``, ``lost list element``, ``moved negation``, ``swapped link texts``,
   ``swapped labels``, ``changed word`` (an antonym).
 - ``lost ending``, ``changed ending``, ``lost quotes``; ``changed spelling``.
-- ``and more``: the last of :data:`MAX_REASONS` reasons, when there were more.
+- ``and more``: the last of :data:`MAX_REASONS` reasons, when there were more (a count, not a
+  group: summaries do not count it, ``BlockOutcome.groups``).
 
 :func:`watchdog_for` gives the streaming check: an incremental :class:`RepetitionDetector`
 that closes the stream as soon as a loop is evident (its reason is a ``repetition: phrase``).
@@ -65,7 +66,9 @@ from owlai_refine.guard.cutoff import length_problem, normalise_ws
 from owlai_refine.guard.reasons import Reason
 from owlai_refine.guard.repetition import RepetitionDetector
 from owlai_refine.guard.rules import RULES, run_rules
+from owlai_refine.guard.surface import as_written
 from owlai_refine.guard.wrappers import unwrap
+from owlai_refine.results import MORE_REASONS
 
 __all__ = [
     "MAX_REASONS",
@@ -148,12 +151,13 @@ def _deduplicated(reasons: list[Reason]) -> list[Reason]:
 
 def problems(block_text: str, text: str, config: GuardConfig) -> list[Reason]:
     """Every reason ``text`` (an already unwrapped reply) may not replace a block whose text is
-    ``block_text``: step 3 of the module docstring, at most :data:`MAX_REASONS`."""
+    ``block_text``: step 3 of the module docstring, at most :data:`MAX_REASONS`, each quote
+    as the block or the reply writes it (``guard.surface``)."""
     reasons = _deduplicated(run_rules(block_text, text, config))
     if len(reasons) > MAX_REASONS:
         more = len(reasons) - MAX_REASONS + 1
-        reasons = [*reasons[: MAX_REASONS - 1], Reason("and more", str(more), ": ")]
-    return reasons
+        reasons = [*reasons[: MAX_REASONS - 1], Reason(MORE_REASONS, str(more), ": ")]
+    return [as_written(r, block_text, text) for r in reasons]
 
 
 def forget_texts() -> None:

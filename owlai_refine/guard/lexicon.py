@@ -115,6 +115,30 @@ class Category:
                 out[" ".join(got.lower().split())] += 1
         return out
 
+    def written(self, text: str) -> dict[str, str]:
+        """``values``/``numerals``: each form :meth:`found` counts in ``text`` -> the words of
+        ``text`` it was read from, as written there (the first, when several): ``"past"`` ->
+        ``"지난"``, ``"3"`` -> ``"三"``; for the reasons, which quote words, not values."""
+        text = self.blank(text)
+        out: dict[str, str] = {}
+        if self.exact or self.stems:
+            values = dict(self.word_values)
+            for m in re.finditer(_WORD, text):
+                word = m.group() if self.case_sensitive else m.group().lower()
+                if word in self.exact:
+                    out.setdefault(values.get(word, word), m.group())
+                elif self.stems and word.startswith(self.stems):
+                    out.setdefault(word, m.group())
+        if self.pattern is not None:
+            for m in self.pattern.finditer(text):
+                if self.kind == "values":
+                    out.setdefault(self.value_of(m.group()), m.group())
+                else:
+                    groups = m.groupdict()
+                    got = groups.get("value") or groups.get("word") or m.group()
+                    out.setdefault(" ".join(got.lower().split()), " ".join(m.group().split()))
+        return out
+
     def has(self, word: str) -> bool:
         """True if the single word ``word`` is one of a Latin category's one-word forms."""
         key = word if self.case_sensitive else word.lower()

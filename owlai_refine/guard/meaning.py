@@ -184,7 +184,17 @@ def _value_problem(category: Category, block: str, reply: str) -> Reason | None:
     if before.keys() == after.keys():
         return None  # a date or number word said once more (or once less) is the same fact
     group = "date" if category.name in _DATE_CATEGORIES else category.name
-    return Reason(f"changed {group}", f"{_forms(before - after)} -> {_forms(after - before)}", ": ")
+    lost = _as_written(before - after, category.written(block))
+    gained = _as_written(after - before, category.written(reply))
+    return Reason(f"changed {group}", f"{_forms(lost)} -> {_forms(gained)}", ": ")
+
+
+def _as_written(values: Counter[str], written: dict[str, str]) -> Counter[str]:
+    """``values`` (a category's canonical values) as the words the text wrote them with."""
+    out: Counter[str] = Counter()
+    for value, n in values.items():
+        out[written.get(value, value)] += n
+    return out
 
 
 def _counter_problem(category: Category, block: str, reply: str) -> Reason | None:

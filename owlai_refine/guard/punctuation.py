@@ -39,13 +39,18 @@ _QUOTED = re.compile(
 )
 
 
-def _ending(text: str) -> str | None:
-    """The kind of the mark ``text`` ends with, before any closing brackets, quotes or
-    emphasis; ``None`` when it ends with none."""
+def _last_mark(text: str) -> str:
+    """The character ``text`` ends with, before any closing brackets, quotes or emphasis."""
     end = len(text)
     while end and text[end - 1] in _TRAILING:
         end -= 1
-    return _KIND.get(text[end - 1]) if end else None
+    return text[end - 1] if end else ""
+
+
+def _ending(text: str) -> str | None:
+    """The kind of the mark ``text`` ends with, before any closing brackets, quotes or
+    emphasis; ``None`` when it ends with none."""
+    return _KIND.get(_last_mark(text))
 
 
 def _quoted(text: str) -> set[str]:
@@ -66,15 +71,14 @@ def punctuation_problems(block: str, reply: str) -> list[Reason]:
     if was is not None:
         now = _ending(reply)
         if now is None:
-            reasons.append(Reason("lost ending", f'"{_MARK[was]}"'))
-        elif now != was:
-            reasons.append(Reason("changed ending", f'"{_MARK[was]}" -> "{_MARK[now]}"'))
+            reasons.append(Reason("lost ending", f'"{_last_mark(block)}"'))
+        elif now != was:  # each mark as the text writes it (U+3002, not ".")
+            reasons.append(
+                Reason("changed ending", f'"{_last_mark(block)}" -> "{_last_mark(reply)}"')
+            )
     still_quoted = _quoted(reply)
     flat_reply = " ".join(reply.split())
     for term in sorted(_quoted(block) - still_quoted):
         if term in flat_reply:
             reasons.append(Reason("lost quotes", f'"{term}"'))
     return reasons
-
-
-_MARK = {"stop": ".", "question": "?", "colon": ":"}

@@ -146,7 +146,7 @@ def _header(name: str, doc: Document, result: RefineResult) -> str:
         f'<a class="count s-{s}" data-status="{s}" href="#{s}">{s} <b>{counts[s]}</b></a>'
         for s in _STATUSES
     )
-    groups = Counter(g for o in result.outcomes for g in dict.fromkeys(o.reason_groups))
+    groups = Counter(g for o in result.outcomes for g in o.groups)  # blocks per group
     why = ", ".join(f"{_esc(g)} {n}" for g, n in groups.most_common())
     tokens = result.tokens
     meta = (
@@ -161,7 +161,8 @@ def _header(name: str, doc: Document, result: RefineResult) -> str:
         else ""
     )
     title = f'<p class="title">{_esc(doc.title)}</p>' if doc.title else ""
-    groups_line = f'<p class="groups">Rejected for: {why}</p>' if why else ""
+    per = "Blocks per reason (a block may have several)"
+    groups_line = f'<p class="groups">{per}: {why}</p>' if why else ""
     return (
         f"<header><h1>Review of <bdi>{_esc(name)}</bdi></h1>{title}"
         f'<p class="meta">{meta}</p>{stopped}{groups_line}</header>'

@@ -93,7 +93,7 @@ def test_one_sentence_forty_times_is_rejected_as_repetition() -> None:
     verdict = check_reply(_block(QUANTUM), " ".join([QUANTUM] * 40), CONFIG)
     assert verdict.text is None
     assert tuple(map(str, verdict.reasons)) == (
-        'repetition: sentence x40 "quantum computers threaten rsa and ecc [1]."',
+        'repetition: sentence x40 "Quantum computers threaten RSA and ECC [1]."',
         "too long: 40.91x",
         "added citation [1] x39",
     )

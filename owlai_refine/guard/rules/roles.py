@@ -75,9 +75,26 @@ def role_reasons(pair: Pair) -> list[Reason]:
         added = list((Counter(b) - Counter(a)).elements())
         if not lost and not added:  # the same words, said another number of times
             lost, added = (a, []) if len(a) > len(b) else ([], b)
-        reasons.append(
-            Reason(
-                f"changed {ROLE_FAMILIES[role]}", f"{role} {quoted(lost)} -> {quoted(added)}", ": "
-            )
-        )
+        lost = [_written(form, pair.old, pair.block_prose) for form in lost]
+        added = [_written(form, pair.new, pair.reply_prose) for form in added]
+        detail = f"{role} {quoted(lost)} -> {quoted(added)}"
+        reasons.append(Reason(f"changed {ROLE_FAMILIES[role]}", detail, ": "))
     return reasons
+
+
+def _written(form: str, analysis: Analysis, text: str) -> str:
+    """``form`` as ``text`` (the analysed prose) writes it: the form itself where it stands
+    there as it is; for a morpheme an analyser split off (Kiwi's ``ᆯ`` of ``진행할``), the word
+    that holds it."""
+    for t in analysis.words:
+        if t.text != form:
+            continue
+        if text[t.start : t.start + len(form)] == form:
+            return form
+        start, end = t.start, t.start
+        while start > 0 and not text[start - 1].isspace():
+            start -= 1
+        while end < len(text) and not text[end].isspace():
+            end += 1
+        return text[start:end].strip(".,;:!?()\u3001\u3002") or form
+    return form
