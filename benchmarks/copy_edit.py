@@ -61,9 +61,9 @@ def _row(
 ) -> dict[str, Any]:
     ok = [c for c in calls if c.error is None]
     tpots = [
-        (c.latency_s - c.ttft_s) / (c.completion_tokens - 1)
+        (c.latency_s - c.ttft_s) / (n - 1)
         for c in ok
-        if c.latency_s is not None and c.ttft_s is not None and (c.completion_tokens or 0) > 1
+        if c.latency_s is not None and c.ttft_s is not None and (n := c.completion_tokens or 0) > 1
     ]
     counts = Counter(b["status"] for b in blocks)
     return {
