@@ -11,7 +11,7 @@ from the KV cache and only the short per-block part after it needs prefill::
     assistant   UNCHANGED_MARKER (the whole reply)                       }
     user        "Section: <heading path>" + the block between <block> tags   per block
 
-With ``marker=True`` (``RefineConfig.unchanged_marker``, the default) the instructions offer
+With ``marker=True`` (``RefineConfig.unchanged_marker``, on by default) the instructions offer
 :data:`UNCHANGED_MARKER` as the whole reply for a block that needs no change, so that such a
 block costs a few decode tokens instead of its whole length again; the guard reads the marker
 alone as ``unchanged`` and refuses it with anything else around it. ``marker=False`` gives the
