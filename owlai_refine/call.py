@@ -91,6 +91,11 @@ class Reply:
     finished; ``None`` when the server finished the reply."""
     chunks_after_stop: int = 0
     """Content chunks (about one token each) received after the watchdog first fired."""
+    accepted_prediction_tokens: int | None = None
+    """Predicted outputs: tokens of the prediction that the reply used (``usage``'s
+    ``completion_tokens_details``; ``None`` when the server reports none)."""
+    rejected_prediction_tokens: int | None = None
+    """Predicted outputs: tokens of the prediction the reply did not use (billed as output)."""
 
 
 def parse_retry_after(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
@@ -191,6 +196,16 @@ def _usage(data: object) -> dict[str, Any] | None:
 
 def _count(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _predicted(usage: dict[str, Any]) -> tuple[int | None, int | None]:
+    """The accepted and rejected prediction token counts of ``usage``, for :class:`Reply`."""
+    details = usage.get("completion_tokens_details")
+    details = details if isinstance(details, dict) else {}
+    return (
+        _count(details.get("accepted_prediction_tokens")),
+        _count(details.get("rejected_prediction_tokens")),
+    )
 
 
 def _checked(reply: Reply, where: _Attempt, max_tokens: int) -> Reply:
@@ -329,6 +344,8 @@ async def _whole(
         latency_s=time.perf_counter() - started,
         ttft_s=None,
         server_request_id=raw.headers.get("x-request-id"),
+        accepted_prediction_tokens=_predicted(usage)[0],
+        rejected_prediction_tokens=_predicted(usage)[1],
     )
 
 
@@ -479,4 +496,6 @@ class _Reading:
             ttft_s=self.ttft,
             server_request_id=server_request_id,
             watchdog_reason=self.stopped,
+            accepted_prediction_tokens=_predicted(usage)[0],
+            rejected_prediction_tokens=_predicted(usage)[1],
         )

@@ -39,14 +39,16 @@ __all__ = [
 
 def request_key(method: str, path: str, body: bytes) -> str:
     """The cassette key of a request: SHA-256 (hex, 32 chars) of its JSON body with sorted keys
-    and no whitespace, or of ``"METHOD path"`` for a request without a body. A ``priority``
-    field is left out: a scheduling hint for the server (``RefineConfig.priority``), which
-    changes when a reply comes, not what it says."""
+    and no whitespace, or of ``"METHOD path"`` for a request without a body. The ``priority``
+    and ``prediction`` fields are left out: a scheduling hint for the server
+    (``RefineConfig.priority``) and a predicted output (``RefineConfig.predicted_outputs``, the
+    block itself), which change when a reply comes, not what it says."""
     if body:
         try:
             data = json.loads(body)
             if isinstance(data, dict):
                 data.pop("priority", None)
+                data.pop("prediction", None)
             canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         except ValueError:
             canonical = body.decode("utf-8", "replace")

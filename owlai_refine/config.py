@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from owlai_refine.defaults import DEFAULT_CONCURRENCY, DEFAULT_TEMPERATURE, Backend
 
@@ -22,6 +22,10 @@ __all__ = [
     "RetryPolicy",
     "redact_url",
 ]
+
+
+_REFUSED_WITH_PREDICTION = frozenset({"audio", "max_completion_tokens", "tools", "functions"})
+"""Request fields the OpenAI API refuses beside ``prediction`` whatever their value."""
 
 
 class _Frozen(BaseModel):
@@ -151,6 +155,59 @@ class RefineConfig(_Frozen):
     prompt_layout: Literal["prefix-first", "block-first"] = "prefix-first"
     """``prefix-first`` puts the instructions and report context before the block, so a
     server's prefix cache reuses them across blocks; ``block-first`` is kept for benchmarks."""
+
+    unchanged_marker: bool = True
+    """Offer the "no change needed" marker (``owlai_refine.prompt.UNCHANGED_MARKER``) as the
+    whole reply for a block that is already fine: such a block then costs a few decode tokens
+    instead of its whole length again (the guard reads the marker alone as ``unchanged`` and
+    refuses it with other text around it). ``max_tokens`` is the same either way. ``False``:
+    the prompt without it (the recorded cassettes were made so)."""
+    predicted_outputs: bool | None = None
+    """Send each block as the OpenAI API's predicted output (``prediction: {"type":
+    "content", "content": <block>}``): the API then skips generating the spans of the reply
+    that match it. ``None``: on for :attr:`Backend.CLOUD`, off for self-hosted servers (vLLM
+    and llama.cpp do not take the field). Never sent with a parameter the API refuses beside
+    it (:meth:`prediction_conflict`: ``True`` with one is a validation error); an HTTP 400
+    naming it drops it for that endpoint for the rest of the run (one WARNING
+    ``refine.prediction_refused``). Its prediction tokens are billed as completion tokens
+    when rejected: the ledger's ``accepted_prediction_tokens`` and
+    ``rejected_prediction_tokens`` show them."""
+
+    def prediction_conflict(self) -> str | None:
+        """The first request field the OpenAI API refuses beside ``prediction`` (its Predicted
+        Outputs guide: ``n`` > 1, ``logprobs``, ``top_logprobs``, ``presence_penalty`` or
+        ``frequency_penalty`` > 0, ``audio``, ``modalities`` other than text,
+        ``max_completion_tokens``, ``tools`` and ``functions``) in :meth:`sampling_body`, as
+        ``"presence_penalty=0.5"``; ``None`` if there is none."""
+        for name, value in self.sampling_body().items():
+            refused = (
+                (name == "n" and isinstance(value, int) and value > 1)
+                or (name in ("presence_penalty", "frequency_penalty") and (value or 0) > 0)
+                or (name in ("logprobs", "top_logprobs") and value not in (None, False))
+                or (name == "modalities" and value not in (None, ["text"]))
+                or (name in _REFUSED_WITH_PREDICTION and value is not None)
+            )
+            if refused:
+                return f"{name}={value!r}"
+        return None
+
+    @property
+    def sends_prediction(self) -> bool:
+        """Whether block calls carry ``prediction`` (see :attr:`predicted_outputs`)."""
+        wanted = (
+            self.backend is Backend.CLOUD
+            if self.predicted_outputs is None
+            else self.predicted_outputs
+        )
+        return wanted and self.prediction_conflict() is None
+
+    @model_validator(mode="after")
+    def _check_prediction(self) -> RefineConfig:
+        if self.predicted_outputs and (conflict := self.prediction_conflict()):
+            raise ValueError(
+                f"predicted_outputs: the API refuses prediction with {conflict}; leave one out"
+            )
+        return self
 
     limiter: str | None = None
     """Where the slots are counted: ``None`` for this process (an ``anyio.CapacityLimiter`` per

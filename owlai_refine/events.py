@@ -106,6 +106,11 @@ class CallFinished:
     """Why we closed the stream early (e.g. ``"repetition"``), if we did."""
     status_code: int | None = None
     error: str | None = None
+    accepted_prediction_tokens: int | None = None
+    """Predicted outputs (cloud): tokens of the prediction (the block) the reply used, from
+    ``usage.completion_tokens_details``; ``None`` when the server reports none."""
+    rejected_prediction_tokens: int | None = None
+    """Predicted outputs: tokens of the prediction the reply did not use, billed as output."""
 
 
 @dataclass(frozen=True, slots=True)

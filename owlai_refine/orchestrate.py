@@ -50,6 +50,7 @@ from owlai_refine.events import (
     SpliceCheckFailed,
 )
 from owlai_refine.guard import Reason, check_reply, watchdog_for
+from owlai_refine.prediction import PredictionPolicy
 from owlai_refine.priority import PriorityPolicy
 from owlai_refine.prompt import (
     build_messages,
@@ -153,6 +154,7 @@ class _Run:
     breaker: Breaker
     context: str
     priority: PriorityPolicy
+    prediction: PredictionPolicy
     totals: Counter[str] = field(default_factory=Counter)
     dispatching: anyio.CancelScope | None = None
     """The dispatch step's scope: an error that ends the run cancels it at once."""
@@ -239,9 +241,8 @@ class _Run:
         """Call the model for ``block`` until a reply comes back or the retry policy gives up
         (the last error is raised: a :class:`BlockCallError` knows its attempt and request id).
         Back-off waits hold no slot."""
-        messages = build_messages(
-            block, self.context, block_first=self.config.prompt_layout == "block-first"
-        )
+        first, marker = self.config.prompt_layout == "block-first", self.config.unchanged_marker
+        messages = build_messages(block, self.context, block_first=first, marker=marker)
         request = _Request(
             block,
             messages,
@@ -261,8 +262,9 @@ class _Run:
     async def call(
         self, request: _Request, endpoint: Endpoint, request_id: str, attempt: int
     ) -> Reply:
-        """One request, with ``priority`` where the endpoint takes it; sent again at once
-        without the field if the server refuses it (see :mod:`owlai_refine.priority`)."""
+        """One request, with ``priority`` and ``prediction`` where the endpoint takes them; sent
+        again at once without a field the server refuses (see :mod:`owlai_refine.priority`,
+        :mod:`owlai_refine.prediction`)."""
         call = partial(
             call_model,
             endpoint.client,
@@ -279,20 +281,21 @@ class _Run:
                 token_gap_s=self.config.token_timeout_s,
             ),
         )
-        block, stream = request.block, self.config.stream
-        body = self.priority.body(endpoint.base_url, self.config.sampling_body())
-        try:
-            # a fresh detector per attempt: a retry starts a new reply
-            return await call(
-                extra_body=body, watchdog=watchdog_for(block, self.config.guard) if stream else None
-            )
-        except FatalCallError as exc:
-            if not self.priority.refused(endpoint.base_url, body, exc):
-                raise
-        return await call(
-            extra_body=self.config.sampling_body(),
-            watchdog=watchdog_for(block, self.config.guard) if stream else None,
-        )
+        block, stream, url = request.block, self.config.stream, endpoint.base_url
+        sampling, resends = self.config.sampling_body(), 2  # a refused field is dropped each time
+        while True:
+            body = self.prediction.body(url, block.text, self.priority.body(url, sampling))
+            try:  # a fresh detector per attempt: a retry starts a new reply
+                return await call(
+                    extra_body=body,
+                    watchdog=watchdog_for(block, self.config.guard) if stream else None,
+                )
+            except FatalCallError as exc:
+                if not resends or not (
+                    self.priority.refused(url, body, exc) or self.prediction.refused(url, body, exc)
+                ):
+                    raise
+            resends -= 1
 
     async def attempt(
         self, request: _Request, request_id: str, attempt: int, on_send: Callable[[], None]
@@ -333,6 +336,8 @@ class _Run:
                 latency_s=reply.latency_s,
                 ttft_s=reply.ttft_s,
                 watchdog_reason=reply.watchdog_reason,
+                accepted_prediction_tokens=reply.accepted_prediction_tokens,
+                rejected_prediction_tokens=reply.rejected_prediction_tokens,
             )
         )
         if self.config.log_text:
@@ -477,6 +482,7 @@ async def refine_document(
         breaker=Breaker(config.max_consecutive_connection_failures),
         context=report_context(doc, config.report_context_chars),
         priority=PriorityPolicy(config),
+        prediction=PredictionPolicy(config),
     )
     to_send, outcomes = plan(doc, config)
     run.emit(

@@ -172,3 +172,26 @@ def test_a_bad_setting_is_one_line_naming_it(
     assert code == Exit.CONFIG and server.seen == []
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("refine: concurrency: ") and "greater than" in line
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        ((), False),
+        (("--backend", "cloud"), True),
+        (("--prediction", "on"), True),
+        (("--backend", "cloud", "--prediction", "off"), False),
+    ],
+)
+def test_prediction(
+    tmp_path: Path, server: FakeOpenAI, flags: tuple[str, ...], expected: bool
+) -> None:
+    assert {"prediction" in b for b in run(tmp_path, server, *flags)} == {expected}
+
+
+def test_no_marker(tmp_path: Path, server: FakeOpenAI) -> None:
+    with_marker = run(tmp_path, server)
+    server.seen.clear()
+    without = run(tmp_path, server, "--no-marker")
+    assert all("<unchanged/>" in b["messages"][0]["content"] for b in with_marker)
+    assert all("<unchanged/>" not in b["messages"][0]["content"] for b in without)

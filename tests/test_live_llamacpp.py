@@ -92,7 +92,12 @@ def test_a_small_output_cap_truncates_and_every_cut_block_keeps_its_text(llama: 
             "Quantum computers threaten RSA and ECC, which protect most of todays traffic [2].",
         ]
     )
-    config = RefineConfig(base_url=llama, model=LOCAL_MODEL_NAME, output=OutputBudget(max_tokens=6))
+    config = RefineConfig(  # no marker: "<unchanged/>" fits in 6 tokens, a rewrite does not
+        base_url=llama,
+        model=LOCAL_MODEL_NAME,
+        output=OutputBudget(max_tokens=6),
+        unchanged_marker=False,
+    )
     with capture_logs() as logs:
         result = refine_sync(text, config)
     assert result.text == text

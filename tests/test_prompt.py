@@ -11,8 +11,11 @@ from owlai_refine.parser import parse
 from owlai_refine.prompt import (
     EXAMPLE_REPLY,
     EXAMPLE_REQUEST,
+    FINE_REQUEST,
+    MARKER_INSTRUCTIONS,
     SECTION_LABEL,
     SYSTEM_INSTRUCTIONS,
+    UNCHANGED_MARKER,
     block_message,
     build_messages,
     estimate_tokens,
@@ -135,3 +138,34 @@ def test_max_tokens_for() -> None:
     block = _block("word " * 70)  # 349 characters: 100 estimated tokens
     assert max_tokens_for(block, OutputBudget()) == 2 * 100 + 64
     assert max_tokens_for(block, OutputBudget(max_tokens=100)) == 100
+
+
+def test_the_marker_prompt_keeps_one_stable_prefix(doc: Document) -> None:
+    """With the marker the prefix is still the same for every block: the marker's instruction
+    and its worked example sit in it, before the block."""
+    context = report_context(doc, 2000)
+    first, second = (build_messages(b, context, marker=True) for b in doc.sendable[:2])
+    assert [m["role"] for m in first] == [
+        "system", "user", "assistant", "user", "assistant", "user"
+    ]  # fmt: skip
+    assert first[:-1] == second[:-1]
+    assert first[0]["content"] == f"{MARKER_INSTRUCTIONS}\n\n{context}"
+    assert f"reply with {UNCHANGED_MARKER} alone" in MARKER_INSTRUCTIONS
+    assert first[3:5] == [
+        {"role": "user", "content": FINE_REQUEST},
+        {"role": "assistant", "content": UNCHANGED_MARKER},
+    ]
+    assert first[-1] == build_messages(doc.sendable[0], context)[-1]
+    assert UNCHANGED_MARKER not in SYSTEM_INSTRUCTIONS  # off: the prompt the cassettes hold
+
+
+def test_the_marker_prompt_keeps_every_instruction_of_the_plain_one() -> None:
+    for line in SYSTEM_INSTRUCTIONS.splitlines():
+        assert line in MARKER_INSTRUCTIONS
+
+
+def test_block_first_with_the_marker_shows_both_examples(doc: Document) -> None:
+    messages = build_messages(doc.sendable[0], "CTX", block_first=True, marker=True)
+    assert messages[1]["content"].startswith(MARKER_INSTRUCTIONS)
+    assert messages[1]["content"].endswith(f"Reply:\n{UNCHANGED_MARKER}")
+    assert EXAMPLE_REPLY in messages[1]["content"]

@@ -132,6 +132,19 @@ def _parser() -> argparse.ArgumentParser:
         "[$OWLAI_REFINE_PRIORITY]",
     )
     p.add_argument(
+        "--prediction",
+        choices=["on", "off"],
+        default=None,
+        help="send each block as the OpenAI predicted output (prediction); default: on for "
+        "--backend cloud, off for self-hosted",
+    )
+    p.add_argument(
+        "--no-marker",
+        action="store_true",
+        help="do not offer the <unchanged/> reply for a block that needs no change (the model "
+        "then repeats such a block in full)",
+    )
+    p.add_argument(
         "--adaptive",
         action="store_true",
         help="self-hosted: follow the server's /metrics about once a second, leaving a slot "

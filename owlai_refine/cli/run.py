@@ -63,6 +63,8 @@ def _config(args: argparse.Namespace) -> RefineConfig:
         "concurrency": args.concurrency,
         "priority": args.priority,
         "adaptive": args.adaptive,
+        "predicted_outputs": None if args.prediction is None else args.prediction == "on",
+        "unchanged_marker": not args.no_marker,
         "stream": not args.no_stream,
         "log_text": args.log_level == "debug",
     }

@@ -15,13 +15,15 @@ block (the block then keeps its original text). The design, as a picture::
 1. **unwrap** (``wrappers``): known wrappers removed by fixed rules (``<think>``, our ``<block>``
    tags and ``Section:`` line, one outer ``markdown`` fence, a preamble line, quotes around the
    whole, a repeated list marker); lines stripped.
-2. **unchanged**: equal to the block after normalising whitespace (``Verdict.unchanged``).
+2. **unchanged**: equal to the block after normalising whitespace, or the "no change needed"
+   marker alone (``guard.marker``; ``Verdict.unchanged``, ``Verdict.marker``).
 3. **the rules** (``guard.rules.RULES``, each over one shared ``guard.pair.Pair``): every rule
    whose gate is open runs, so a log line says everything that is wrong.
 
 The reason groups (``Reason.group``, stable; the detail quotes the words as written):
 
 - ``empty``: nothing left after unwrapping.
+- ``marker``: ``marker: <unchanged/> with "..."``: the no-change marker and more text.
 - ``structure``: ``structure: <construct>``: heading, list, code block, table, rule, quote, html
   block, math block, front matter, footnote definition, link definition, blank line, hard line
   break, empty.
@@ -63,6 +65,7 @@ from owlai_refine.guard import language as _languages
 from owlai_refine.guard import normalise as _normalised
 from owlai_refine.guard.analysis.core import forget
 from owlai_refine.guard.cutoff import length_problem, normalise_ws
+from owlai_refine.guard.marker import marker_reply
 from owlai_refine.guard.reasons import Reason
 from owlai_refine.guard.repetition import RepetitionDetector
 from owlai_refine.guard.rules import RULES, run_rules
@@ -97,13 +100,15 @@ class Verdict:
     unchanged). ``reasons``: why it was rejected, empty otherwise. ``unchanged``: the reply equals
     the block after normalising whitespace. ``unwrapped``: the names of the wrapper rules that
     removed something (``"think"``, ``"block_tags"``, ``"section_echo"``, ``"fence"``,
-    ``"preamble"``, ``"quotes"``, ``"list_marker"``), for logs.
+    ``"preamble"``, ``"quotes"``, ``"list_marker"``), for logs. ``marker``: the reply was the
+    "no change needed" marker alone (then ``unchanged`` too).
     """
 
     text: str | None
     reasons: tuple[Reason, ...] = ()
     unchanged: bool = False
     unwrapped: tuple[str, ...] = ()
+    marker: bool = False
 
 
 def check_reply(block: Block, reply: str, config: GuardConfig) -> Verdict:
@@ -117,6 +122,16 @@ def check_reply(block: Block, reply: str, config: GuardConfig) -> Verdict:
     )
     if not text:
         return Verdict(None, (Reason("empty"),), unwrapped=removed)
+    marked = marker_reply(block.text, text)
+    if marked is not None:  # the marker alone (unchanged) or with more (refused)
+        alone = marked is True
+        return Verdict(
+            block.text if alone else None,
+            () if isinstance(marked, bool) else (marked,),
+            unchanged=alone,
+            unwrapped=removed,
+            marker=alone,
+        )
     if normalise_ws(text) == normalise_ws(block.text):
         return Verdict(block.text, unchanged=True, unwrapped=removed)
     too_long = length_problem(block.text, text, config)

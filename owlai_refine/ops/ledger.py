@@ -5,7 +5,9 @@ Only ``"event": "refine.call"`` lines are call records; every other event (``ref
 JSON object are counted as skipped. A failed attempt's call line carries ``error`` and null token
 fields. Fields (units): ``prompt_tokens``, ``completion_tokens``, ``cached_tokens`` (tokens, from
 the server's ``usage``), ``latency_s``, ``ttft_s`` (seconds, measured by our client),
-``max_tokens`` (tokens we asked for), ``backend`` (``"cloud"`` | ``"self-hosted"``).
+``max_tokens`` (tokens we asked for), ``backend`` (``"cloud"`` | ``"self-hosted"``),
+``accepted_prediction_tokens``, ``rejected_prediction_tokens`` (tokens of a predicted output the
+reply used or not, from the server's ``usage``; absent or null without predicted outputs).
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ class CallRecord:
     ttft_s: float | None = None
     max_tokens: int | None = None
     error: str | None = None
+    accepted_prediction_tokens: int | None = None
+    rejected_prediction_tokens: int | None = None
 
 
 @dataclass(slots=True)
@@ -84,6 +88,8 @@ def _record(obj: dict[str, Any]) -> CallRecord:
         ttft_s=_float_or_none(obj.get("ttft_s")),
         max_tokens=_int_or_none(obj.get("max_tokens")),
         error=_str_or_none(obj.get("error")),
+        accepted_prediction_tokens=_int_or_none(obj.get("accepted_prediction_tokens")),
+        rejected_prediction_tokens=_int_or_none(obj.get("rejected_prediction_tokens")),
     )
 
 

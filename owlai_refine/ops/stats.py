@@ -9,7 +9,7 @@ windows are quoted; a call counts as "above" when its ``prompt_tokens`` is stric
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -62,7 +62,7 @@ class GroupStats(BaseModel):
     ``truncated_by_server``: of those, replies that stopped below our ``max_tokens``
     (:func:`owlai_refine.results.cut_by`: the server's own output cap);
     ``truncation_rate``: ``truncated`` over the calls with a ``finish_reason``, ``None`` when no
-    call has one.
+    call has one; the ``*_prediction_tokens`` totals: predicted outputs (cloud).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -80,6 +80,13 @@ class GroupStats(BaseModel):
     truncated: int
     truncation_rate: float | None
     truncated_by_server: int = 0
+    accepted_prediction_tokens: int | None = None
+    """Predicted outputs: prediction tokens the replies used, summed over the calls that
+    reported the field; ``None`` when none did (no predicted outputs)."""
+    rejected_prediction_tokens: int | None = None
+    """Predicted outputs: prediction tokens the replies did not use (billed as output)."""
+    prediction_reported: int = 0
+    """Calls that reported accepted or rejected prediction tokens."""
 
 
 class LedgerStats(BaseModel):
@@ -151,6 +158,29 @@ def _group(model: str, backend: str, calls: Sequence[CallRecord]) -> GroupStats:
         truncated_by_server=sum(
             cut_by(c.finish_reason, c.completion_tokens, c.max_tokens) == "server" for c in calls
         ),
+        accepted_prediction_tokens=_total(c.accepted_prediction_tokens for c in calls),
+        rejected_prediction_tokens=_total(c.rejected_prediction_tokens for c in calls),
+        prediction_reported=sum(
+            c.accepted_prediction_tokens is not None or c.rejected_prediction_tokens is not None
+            for c in calls
+        ),
+    )
+
+
+def _total(values: Iterable[int | None]) -> int | None:
+    """The sum of the values given, ``None`` when none is (unknown, not zero)."""
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def _prediction_line(g: GroupStats) -> str | None:
+    if not g.prediction_reported:
+        return None
+    accepted, rejected = g.accepted_prediction_tokens or 0, g.rejected_prediction_tokens or 0
+    used = accepted / (accepted + rejected) if accepted + rejected else 0.0
+    return (
+        f"  predicted outputs  accepted {accepted:,}, rejected {rejected:,} tokens "
+        f"({used:.1%} used; {g.prediction_reported} call(s) reported them)"
     )
 
 
@@ -212,4 +242,6 @@ def format_stats(stats: LedgerStats) -> str:
             )
             rate = f"{g.truncation_rate:.1%} ({g.truncated} of {total}{by_server})"
             lines.append(f"  truncation rate    {rate}")
+        if (predicted := _prediction_line(g)) is not None:
+            lines.append(predicted)
     return "\n".join(lines)

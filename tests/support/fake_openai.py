@@ -13,7 +13,9 @@ JSON, empty ``choices``.
 
 The model it plays echoes the text between ``<block>`` and ``</block>`` in the last user message
 through ``reply`` (default: unchanged), one "token" per whitespace-separated word, cut at
-``max_tokens`` or ``output_cap`` with ``finish_reason: "length"``.
+``max_tokens`` or ``output_cap`` with ``finish_reason: "length"``. A request with a
+``prediction`` gets ``usage.completion_tokens_details`` as the OpenAI API reports predicted
+outputs: the prediction's words the reply used (accepted) and those it did not (rejected).
 """
 
 from __future__ import annotations
@@ -398,6 +400,14 @@ class _Handler(QuietHandler):
         }
         if self.owner.cached_tokens is not None:
             usage["prompt_tokens_details"] = {"cached_tokens": self.owner.cached_tokens}
+        prediction = body.get("prediction")
+        if isinstance(prediction, dict):  # as the OpenAI API: words of the prediction used or not
+            predicted = Counter(str(prediction.get("content", "")).split(" "))
+            accepted = sum((Counter(words) & predicted).values())
+            usage["completion_tokens_details"] = {
+                "accepted_prediction_tokens": accepted,
+                "rejected_prediction_tokens": sum(predicted.values()) - accepted,
+            }
         echoed = self.owner.echo_request_id and seen.request_id
         rid = f"chatcmpl-{seen.request_id if echoed else seen.number}"
         choices: list[Any] | None = [] if fault is not None and fault.empty_choices else None

@@ -59,8 +59,11 @@ async def test_a_block_cut_by_the_server_cap_is_kept_with_a_warning_and_the_echo
     vllm_url: str,
 ) -> None:
     # the block asks for ~2x its length (~600 tokens); the server's cap gives 48, and a
-    # paragraph this long takes the model more than 48 tokens to rewrite
-    config = RefineConfig(base_url=vllm_url, model=MODEL, read_timeout_s=300)
+    # paragraph this long takes the model more than 48 tokens to rewrite (no marker: the model
+    # could answer "<unchanged/>" in a few)
+    config = RefineConfig(
+        base_url=vllm_url, model=MODEL, read_timeout_s=300, unchanged_marker=False
+    )
     text = "# Notes\n\n" + " ".join([LONG] * 4) + "\n"
     with capture_logs() as logs:
         result = await refine(text, config)
@@ -124,8 +127,13 @@ async def test_the_adaptive_cap_leaves_room_while_another_client_is_active(
     vllm_url: str,
 ) -> None:
     client = openai.AsyncOpenAI(base_url=vllm_url, api_key="EMPTY", max_retries=0, timeout=300)
-    config = RefineConfig(
-        base_url=vllm_url, model=MODEL, adaptive=True, adaptive_interval_s=0.5, read_timeout_s=300
+    config = RefineConfig(  # no marker: every block a full rewrite, the load this test needs
+        base_url=vllm_url,
+        model=MODEL,
+        adaptive=True,
+        adaptive_interval_s=0.5,
+        read_timeout_s=300,
+        unchanged_marker=False,
     )
     text = "\n\n".join(f"Paragraph {i}: {LONG}" for i in range(10)) + "\n"
     with capture_logs() as logs:
