@@ -1,6 +1,7 @@
 """Tail latency: a report's makespan divided by its lower bound, by dispatch order and slots.
 
-    python -m benchmarks.tail_latency [--sum-s 16] [--repeats 2] [--slots 4 12] [REPORT ...]
+    python -m benchmarks.tail_latency [--sum-s 16] [--repeats 2] [--slots 4 12]
+        [--dispatch longest-first document] [REPORT ...]
 
 Each real report is refined against the benchmark server (``benchmarks._server``, its own
 process) whose latency per request follows :class:`benchmarks._common.LatencyModel`: time to
@@ -155,7 +156,7 @@ async def run(args: argparse.Namespace) -> int:
             for slots in args.slots:
                 bound = p.bound(slots)
                 row.append(f"{bound:.2f}")
-                for dispatch in DISPATCHES:
+                for dispatch in args.dispatch:
                     config = base.model_copy(update={"dispatch": dispatch, "concurrency": slots})
                     runs = [await makespan(server, p, config) for _ in range(args.repeats)]
                     best = min(runs, key=lambda r: r.makespan)
@@ -181,7 +182,9 @@ async def run(args: argparse.Namespace) -> int:
             print(f"  done {p.name}", file=sys.stderr, flush=True)
     headers = ["report", "sent", "scale"]
     for slots in args.slots:
-        headers += [f"bound@{slots} s", f"LF@{slots}", "sim", f"doc@{slots}", "sim"]
+        headers.append(f"bound@{slots} s")
+        for dispatch in args.dispatch:
+            headers += [f"{'LF' if dispatch == 'longest-first' else 'doc'}@{slots}", "sim"]
     print(
         f"makespan / max(sum/slots, longest); latencies scaled to sum {args.sum_s:g} s per "
         f"report; min of {args.repeats} run(s); 'sim' = same order, zero overhead"
@@ -222,6 +225,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sum-s", type=float, default=16.0, help="block latencies add up to")
     parser.add_argument("--repeats", type=int, default=1, help="runs per cell; the min counts")
     parser.add_argument("--slots", type=int, nargs="+", default=[4, 12])
+    parser.add_argument(
+        "--dispatch", nargs="+", choices=DISPATCHES, default=list(DISPATCHES), help="orders run"
+    )
     parser.add_argument("--explain", action="store_true", help="where the excess time goes")
     args = parser.parse_args(argv)
     return anyio.run(run, args)

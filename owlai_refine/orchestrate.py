@@ -154,6 +154,10 @@ class _Run:
     totals: Counter[str] = field(default_factory=Counter)
     dispatching: anyio.CancelScope | None = None
     """The dispatch step's scope: an error that ends the run cancels it at once."""
+    guard_thread: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(1))
+    """The run's one worker thread for the guard (CPU-bound, ~3 ms a reply): judged off the
+    event loop, so a freed slot is refilled while a reply is judged, and one at a time, so the
+    guard never takes more than one thread from the loop's pool (see :meth:`judge`)."""
 
     def emit(self, event: RefineEvent) -> None:
         """Hand ``event`` to every sink; a call also adds to the run's token totals."""
@@ -229,7 +233,7 @@ class _Run:
                 key=exc.key,
             ) from None
         else:
-            outcome = self.judge(block, sent)
+            outcome = await self.judge(block, sent)
         self.emit(BlockSettled(self.report_id, outcome))
         return outcome
 
@@ -256,11 +260,23 @@ class _Run:
                 return _Sent(reply, request_id, attempt, request.max_tokens)
         raise AssertionError("unreachable: tenacity re-raises the last error")  # pragma: no cover
 
+    def watchdog(self, block: Block) -> Callable[[str], str | None] | None:
+        """A fresh streaming watchdog for one reply to ``block`` (``None`` when not streaming);
+        built before the attempt takes its slot, so a freed slot is not kept waiting on it."""
+        return watchdog_for(block, self.config.guard) if self.config.stream else None
+
     async def call(
-        self, request: _Request, endpoint: Endpoint, request_id: str, attempt: int
+        self,
+        request: _Request,
+        endpoint: Endpoint,
+        request_id: str,
+        attempt: int,
+        watchdog: Callable[[str], str | None] | None,
     ) -> Reply:
         """One request, with ``priority`` where the endpoint takes it; sent again at once
-        without the field if the server refuses it (see :mod:`owlai_refine.priority`)."""
+        without the field if the server refuses it (see :mod:`owlai_refine.priority`).
+        ``watchdog`` (from :meth:`watchdog`) reads the first try's reply; a second try gets a
+        fresh one."""
         call = partial(
             call_model,
             endpoint.client,
@@ -277,19 +293,15 @@ class _Run:
                 token_gap_s=self.config.token_timeout_s,
             ),
         )
-        block, stream = request.block, self.config.stream
         body = self.priority.body(endpoint.base_url, self.config.sampling_body())
         try:
-            # a fresh detector per attempt: a retry starts a new reply
-            return await call(
-                extra_body=body, watchdog=watchdog_for(block, self.config.guard) if stream else None
-            )
+            return await call(extra_body=body, watchdog=watchdog)
         except FatalCallError as exc:
             if not self.priority.refused(endpoint.base_url, body, exc):
                 raise
+        # a fresh detector: the second try is a new reply
         return await call(
-            extra_body=self.config.sampling_body(),
-            watchdog=watchdog_for(block, self.config.guard) if stream else None,
+            extra_body=self.config.sampling_body(), watchdog=self.watchdog(request.block)
         )
 
     async def attempt(
@@ -300,6 +312,7 @@ class _Run:
         block = request.block
         if self.breaker.reason:
             raise _RunStopped(self.breaker.reason)
+        watchdog = self.watchdog(block)  # a fresh detector per attempt: a retry is a new reply
         async with self.pool.slot() as endpoint:
             if self.breaker.reason:
                 raise _RunStopped(self.breaker.reason)
@@ -307,7 +320,7 @@ class _Run:
             on_send()
             self.emit(CallStarted(self.report_id, block.id, attempt))
             try:
-                reply = await self.call(request, endpoint, request_id, attempt)
+                reply = await self.call(request, endpoint, request_id, attempt, watchdog)
             except BlockCallError as exc:
                 self.breaker.note(exc)
                 self.emit(call(status_code=exc.status, error=str(exc)))
@@ -360,9 +373,11 @@ class _Run:
             prompt_tokens_est=request.prompt_est,
         )
 
-    def judge(self, block: Block, sent: _Sent) -> BlockOutcome:
+    async def judge(self, block: Block, sent: _Sent) -> BlockOutcome:
         """The outcome of a reply: rejected (watchdog, a ``finish_reason`` other than
-        ``stop``, or the guard), truncated, unchanged or refined."""
+        ``stop``, or the guard), truncated, unchanged or refined. The guard runs in the run's
+        worker thread (:attr:`guard_thread`): the event loop meanwhile sends the next block
+        (its analysers are safe across threads, :mod:`owlai_refine.guard.analysis.core`)."""
         reply = sent.reply
         outcome = _outcome(
             block,
@@ -385,7 +400,9 @@ class _Run:
             )
         if reply.finish_reason != "stop":  # content_filter, tool_calls: not a finished edit
             return _rejected(outcome, (Reason("finish_reason", str(reply.finish_reason)),))
-        verdict = check_reply(block, reply.content, self.config.guard)
+        verdict = await anyio.to_thread.run_sync(
+            check_reply, block, reply.content, self.config.guard, limiter=self.guard_thread
+        )
         if verdict.text is None:
             return _rejected(outcome, verdict.reasons)
         if verdict.unchanged:
