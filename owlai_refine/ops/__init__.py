@@ -26,6 +26,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -251,6 +252,8 @@ def run_bench(argv: list[str]) -> int:
 
 
 def _bench(argv: list[str]) -> int:
+    if "--compare-tpot" in argv:
+        return _compare_tpot(argv)
     import anyio
 
     from owlai_refine.ops.bench import BenchOptions, run_bench_async
@@ -267,6 +270,12 @@ def _bench(argv: list[str]) -> int:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--input-tokens", type=_int_list, help="prompt lengths, e.g. 1100,3000")
     src.add_argument("--ledger", nargs="+", metavar="LOG", help="take lengths from our log")
+    src.add_argument(
+        "--copy-edit",
+        metavar="REPORT",
+        help="instead of the sweep: refine REPORT --repeats times and measure TPOT, tokens, "
+        "slot-seconds and draft acceptance (speculative decoding; see --compare-tpot)",
+    )
     p.add_argument(
         "--quantiles",
         type=_fraction_list,
@@ -333,6 +342,8 @@ def _bench(argv: list[str]) -> int:
         if importlib.util.find_spec("matplotlib") is None:
             raise ConfigError("--plot needs matplotlib: pip install 'owlai-refine[bench]'")
         check_writable(args.plot)
+    if args.copy_edit:
+        return _copy_edit(args)
     opts = BenchOptions(
         base_url=args.base_url,
         model=args.model,
@@ -362,6 +373,69 @@ def _bench(argv: list[str]) -> int:
     _out(result.model_dump_json(indent=2) if args.json else format_result(result))
     if args.plot:  # after the figures are out: a failed plot loses nothing
         plot_points(result.points, args.plot, f"refine bench: {result.model} @ {result.base_url}")
+    return 0
+
+
+def _copy_edit(args: argparse.Namespace) -> int:
+    """``refine bench --copy-edit REPORT``: see :mod:`owlai_refine.ops.copyedit`."""
+    import anyio
+
+    from owlai_refine.ops.copyedit import run_copy_edit
+
+    log = _read_log(args.server_log)
+    spec = None
+    if log is not None and log.speculative_enabled is not None:
+        spec = (log.speculative_method or "on") if log.speculative_enabled else "off"
+    concurrency = args.concurrency[0] if len(args.concurrency) == 1 else 4
+    path = Path(args.copy_edit)
+    try:
+        source = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read the report: {exc}") from exc
+    result = anyio.run(
+        partial(
+            run_copy_edit,
+            base_url=args.base_url,
+            model=args.model,
+            source=source,
+            report=path.name,
+            repeats=args.repeats,
+            concurrency=concurrency,
+            api_key=_api_key(),
+            speculative=spec,
+        )
+    )
+    if args.json:
+        _out(result.model_dump_json(indent=2))
+        return 0
+    from owlai_refine.ops.copyedit import format_copy_edit
+
+    _out(format_copy_edit(result))
+    return 0
+
+
+def _compare_tpot(argv: list[str]) -> int:
+    """``refine bench --compare-tpot A.json B.json``: two ``--copy-edit --json`` results."""
+    from pydantic import ValidationError
+
+    from owlai_refine.ops.copyedit import CopyEditResult, compare_tpot
+
+    p = _Parser(
+        prog="refine bench --compare-tpot",
+        description="Compare two `refine bench --copy-edit ... --json` results (B / A).",
+    )
+    p.add_argument("--compare-tpot", nargs=2, required=True, metavar=("A_JSON", "B_JSON"))
+    args = p.parse_args(argv)
+    results = []
+    for name in args.compare_tpot:
+        try:
+            results.append(CopyEditResult.model_validate_json(Path(name).read_bytes()))
+        except (OSError, ValidationError) as exc:
+            first = str(exc).splitlines()[0]
+            raise InputError(
+                f"{name}: not a `refine bench --copy-edit --json` result: {first}"
+            ) from exc
+    _out(compare_tpot(results[0], results[1]))
     return 0
 
 
