@@ -380,7 +380,12 @@ def _copy_edit(args: argparse.Namespace) -> int:
     """``refine bench --copy-edit REPORT``: see :mod:`owlai_refine.ops.copyedit`."""
     import anyio
 
+    from owlai_refine.cli.logs import configure_json_logging
     from owlai_refine.ops.copyedit import run_copy_edit
+
+    # the refiner's per-call lines would mix with the table or the JSON on stdout: warnings
+    # (kept originals) go to stderr as JSON lines, as a refine run's do
+    configure_json_logging(sys.stderr, level="warning")
 
     log = _read_log(args.server_log)
     spec = None

@@ -18,9 +18,9 @@ Lines read (vLLM 0.32, recorded in ``fixtures/vllm/``)::
 
     ... with config: ..., speculative_config=SpeculativeConfig(method='ngram', model=None,
         num_spec_tokens=4), ...
-    ... SpecDecoding metrics: Mean acceptance length: 2.10, Accepted throughput: 9.30 tokens/s,
-        Drafted throughput: 33.80 tokens/s, Accepted: 93 tokens, Drafted: 338 tokens,
-        Per-position acceptance rate: ..., Avg Draft acceptance rate: 27.5%
+    ... SpecDecoding metrics: Mean acceptance length: 1.11, Accepted throughput: 1.25 tokens/s,
+        Drafted throughput: 43.68 tokens/s, Accepted: 14 tokens, Drafted: 489 tokens,
+        Per-position acceptance rate: 0.113, 0.000, 0.000, 0.000, Avg Draft acceptance rate: 2.9%
 
 (each metrics line counts the drafts since the one before: they are summed). A log holding
 several startups (an appended file) is read to its end, so the last startup wins. Pure: takes
