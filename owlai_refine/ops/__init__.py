@@ -301,6 +301,11 @@ def _bench(argv: list[str]) -> int:
     )
     p.add_argument("--server-log", help="vLLM startup log (KV capacity if /metrics lacks it)")
     p.add_argument(
+        "--temperature",
+        type=float,
+        help="--copy-edit: the refiner's sampling temperature (default: refine's own)",
+    )
+    p.add_argument(
         "--metrics-interval",
         type=float,
         default=1.0,
@@ -343,6 +348,8 @@ def _bench(argv: list[str]) -> int:
             raise ConfigError("--plot needs matplotlib: pip install 'owlai-refine[bench]'")
         check_writable(args.plot)
     if args.copy_edit:
+        if args.temperature is not None and not 0 <= args.temperature <= 2:
+            raise ConfigError("--temperature must be in [0, 2]")
         return _copy_edit(args)
     opts = BenchOptions(
         base_url=args.base_url,
@@ -408,6 +415,7 @@ def _copy_edit(args: argparse.Namespace) -> int:
             concurrency=concurrency,
             api_key=_api_key(),
             speculative=spec,
+            temperature=args.temperature,
         )
     )
     if args.json:

@@ -79,6 +79,7 @@ class CopyEditResult(BaseModel):
     model: str
     report: str
     speculative: str | None
+    temperature: float | None = None
     runs: list[CopyEditRun]
 
     def median(self, name: str) -> float | None:
@@ -110,11 +111,13 @@ async def run_copy_edit(
     concurrency: int = 4,
     api_key: str | None = None,
     speculative: str | None = None,
+    temperature: float | None = None,
 ) -> CopyEditResult:
     """Refine ``source`` (the text of the report named ``report``) against ``base_url``
     ``repeats`` times (``concurrency`` requests in flight) and measure each run (see the module
-    docstring). ``speculative``: what the server log said, if given. A failed block is counted
-    in ``outcomes``; a run where every block failed raises ``ServerError``."""
+    docstring). ``speculative``: what the server log said, if given; ``temperature``: the
+    refiner's sampling temperature (``None``: its default). A failed block is counted in
+    ``outcomes``; a run where every block failed raises ``ServerError``."""
     ep = server_urls(base_url)
     config = RefineConfig(
         base_url=ep.v1,
@@ -123,6 +126,8 @@ async def run_copy_edit(
         stream=True,
         api_key=SecretStr(api_key) if api_key else None,
     )
+    if temperature is not None:
+        config = RefineConfig.model_validate({**config.model_dump(), "temperature": temperature})
     runs: list[CopyEditRun] = []
     drafted_any = False
     async with httpx2.AsyncClient(timeout=30.0) as http, Refiner(config) as refiner:
@@ -161,6 +166,7 @@ async def run_copy_edit(
         model=model,
         report=report,
         speculative=speculative,
+        temperature=config.temperature,
         runs=runs,
     )
 
@@ -199,6 +205,7 @@ def compare_tpot(a: CopyEditResult, b: CopyEditResult) -> str:
 
     rows.append(("server", a.base_url, b.base_url, ""))
     rows.append(("speculative", str(a.speculative), str(b.speculative), ""))
+    rows.append(("temperature", str(a.temperature), str(b.temperature), ""))
     rows.append(("runs", str(len(a.runs)), str(len(b.runs)), ""))
     row("TPOT, token-weighted (ms)", "tpot_s", ".2f", 1000)
     row("TPOT, median block (ms)", "tpot_p50_s", ".2f", 1000)
@@ -228,7 +235,8 @@ def compare_tpot(a: CopyEditResult, b: CopyEditResult) -> str:
 def format_copy_edit(r: CopyEditResult) -> str:
     """A Markdown table of one result, a row per run (times in ms or s as labelled)."""
     lines = [
-        f"copy edit of {r.report} on {r.base_url} ({r.model}); speculative: {r.speculative}",
+        f"copy edit of {r.report} on {r.base_url} ({r.model}); speculative: {r.speculative}; "
+        f"temperature {r.temperature}",
         "",
         "| run | wall s | slot-s | sent | completion tok | TPOT ms | TPOT p50 ms | TTFT p50 ms "
         "| drafted / accepted | outcomes |",
