@@ -155,9 +155,7 @@ class _Run:
     dispatching: anyio.CancelScope | None = None
     """The dispatch step's scope: an error that ends the run cancels it at once."""
     guard_thread: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(1))
-    """The run's one worker thread for the guard (CPU-bound, ~3 ms a reply): judged off the
-    event loop, so a freed slot is refilled while a reply is judged, and one at a time, so the
-    guard never takes more than one thread from the loop's pool (see :meth:`judge`)."""
+    """The guard's one worker thread (~3 ms a reply): it never takes more than one thread."""
 
     def emit(self, event: RefineEvent) -> None:
         """Hand ``event`` to every sink; a call also adds to the run's token totals."""
@@ -260,23 +258,17 @@ class _Run:
                 return _Sent(reply, request_id, attempt, request.max_tokens)
         raise AssertionError("unreachable: tenacity re-raises the last error")  # pragma: no cover
 
-    def watchdog(self, block: Block) -> Callable[[str], str | None] | None:
-        """A fresh streaming watchdog for one reply to ``block`` (``None`` when not streaming);
-        built before the attempt takes its slot, so a freed slot is not kept waiting on it."""
-        return watchdog_for(block, self.config.guard) if self.config.stream else None
-
     async def call(
         self,
         request: _Request,
         endpoint: Endpoint,
         request_id: str,
         attempt: int,
-        watchdog: Callable[[str], str | None] | None,
+        wd: Callable[[str], str | None] | None,
     ) -> Reply:
         """One request, with ``priority`` where the endpoint takes it; sent again at once
-        without the field if the server refuses it (see :mod:`owlai_refine.priority`).
-        ``watchdog`` (from :meth:`watchdog`) reads the first try's reply; a second try gets a
-        fresh one."""
+        without the field if the server refuses it (see :mod:`owlai_refine.priority`), with the
+        same watchdog ``wd``: the refused request read no reply."""
         call = partial(
             call_model,
             endpoint.client,
@@ -295,14 +287,11 @@ class _Run:
         )
         body = self.priority.body(endpoint.base_url, self.config.sampling_body())
         try:
-            return await call(extra_body=body, watchdog=watchdog)
+            return await call(extra_body=body, watchdog=wd)
         except FatalCallError as exc:
             if not self.priority.refused(endpoint.base_url, body, exc):
                 raise
-        # a fresh detector: the second try is a new reply
-        return await call(
-            extra_body=self.config.sampling_body(), watchdog=self.watchdog(request.block)
-        )
+        return await call(extra_body=self.config.sampling_body(), watchdog=wd)
 
     async def attempt(
         self, request: _Request, request_id: str, attempt: int, on_send: Callable[[], None]
@@ -312,7 +301,8 @@ class _Run:
         block = request.block
         if self.breaker.reason:
             raise _RunStopped(self.breaker.reason)
-        watchdog = self.watchdog(block)  # a fresh detector per attempt: a retry is a new reply
+        # a fresh detector per attempt (a retry is a new reply), built before the slot is taken
+        wd = watchdog_for(block, self.config.guard) if self.config.stream else None
         async with self.pool.slot() as endpoint:
             if self.breaker.reason:
                 raise _RunStopped(self.breaker.reason)
@@ -320,7 +310,7 @@ class _Run:
             on_send()
             self.emit(CallStarted(self.report_id, block.id, attempt))
             try:
-                reply = await self.call(request, endpoint, request_id, attempt, watchdog)
+                reply = await self.call(request, endpoint, request_id, attempt, wd)
             except BlockCallError as exc:
                 self.breaker.note(exc)
                 self.emit(call(status_code=exc.status, error=str(exc)))
@@ -375,9 +365,8 @@ class _Run:
 
     async def judge(self, block: Block, sent: _Sent) -> BlockOutcome:
         """The outcome of a reply: rejected (watchdog, a ``finish_reason`` other than
-        ``stop``, or the guard), truncated, unchanged or refined. The guard runs in the run's
-        worker thread (:attr:`guard_thread`): the event loop meanwhile sends the next block
-        (its analysers are safe across threads, :mod:`owlai_refine.guard.analysis.core`)."""
+        ``stop``, or the guard), truncated, unchanged or refined. The guard runs in
+        :attr:`guard_thread`, off the event loop, which meanwhile sends the next block."""
         reply = sent.reply
         outcome = _outcome(
             block,
