@@ -273,8 +273,9 @@ def _bench(argv: list[str]) -> int:
     src.add_argument(
         "--copy-edit",
         metavar="REPORT",
-        help="instead of the sweep: refine REPORT --repeats times and measure TPOT, tokens, "
-        "slot-seconds and draft acceptance (speculative decoding; see --compare-tpot)",
+        help="instead of the sweep: refine REPORT --repeats times (--concurrency N in flight, "
+        "default 4) and measure TPOT, tokens, slot-seconds, outcomes and draft acceptance "
+        "(speculative decoding); compare two saved --json runs with --compare-tpot A B",
     )
     p.add_argument(
         "--quantiles",
