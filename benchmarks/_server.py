@@ -12,7 +12,10 @@ Modes (``/control`` JSON ``{"mode": ..., ...}``):
 
 ``latency`` (default)
     Echo the block text after the :class:`~benchmarks._common.LatencyModel` delay: the first
-    token after ``ttft(prompt)``, the rest after the decode time of the whole reply.
+    token after ``ttft(prompt)``, the rest after the decode time of the whole reply. With
+    ``"edit": true`` the reply is the block with one word changed (``very`` before its last
+    word, see :func:`edited`), so the guard analyses it as it does a real copy edit instead of
+    taking its ``unchanged`` shortcut; the modelled latency is the block's all the same.
 ``loop``
     A runaway model: stream the block's first ``normal_tokens`` pieces, then ``phrase`` over and
     over, one piece every ``token_s`` seconds, until ``max_tokens`` (capped at ``cap``) or the
@@ -47,6 +50,13 @@ from owlai_refine.prompt import estimate_tokens
 from tests.support.loopback import LoopbackServer, QuietHandler
 
 MODEL = "bench"
+
+
+def edited(text: str) -> str:
+    """``text`` with ``very`` put before its last word: a one-word edit that the guard judges
+    in full (it refuses it as an intensified claim, as it should)."""
+    head, space, last = text.rstrip().rpartition(" ")
+    return f"{head}{space}very {last}" if space else text
 
 
 class _Disconnected(Exception):
@@ -160,6 +170,8 @@ class _Handler(QuietHandler):
         text = block_text(body)
         prompt = prompt_tokens(body.get("messages", []))
         output = estimate_tokens(text)
+        if settings.get("edit"):
+            text = edited(text)
         ttft, total = model.ttft(prompt), model.latency(prompt, output)
         record.update(prompt=prompt, output=output, modelled_s=total)
         rid = f"chatcmpl-{record['n']}"

@@ -1,13 +1,16 @@
 """Tail latency: a report's makespan divided by its lower bound, by dispatch order and slots.
 
-    python -m benchmarks.tail_latency [--sum-s 16] [--repeats 2] [--slots 4 12] [REPORT ...]
+    python -m benchmarks.tail_latency [--sum-s 16] [--repeats 2] [--slots 4 12]
+        [--dispatch longest-first document] [--edited] [REPORT ...]
 
 Each real report is refined against the benchmark server (``benchmarks._server``, its own
 process) whose latency per request follows :class:`benchmarks._common.LatencyModel`: time to
 first token proportional to the prompt's tokens, then a fixed time per output token (the reply
-echoes the block, so output tokens = the block's token estimate). The model's proportions are a
-GPU server's (prefill 5,000 tokens/s, decode 50 tokens/s per sequence); for each report, time is
-compressed (``scale``) so that the block latencies add up to ``--sum-s`` seconds.
+echoes the block, so output tokens = the block's token estimate; with ``--edited`` it changes
+one word of it, so that the guard judges every reply in full as it does a real copy edit). The
+model's proportions are a GPU server's (prefill 5,000 tokens/s, decode 50 tokens/s per
+sequence); for each report, time is compressed (``scale``) so that the block latencies add up
+to ``--sum-s`` seconds.
 
 The lower bound for ``m`` slots is ``max(sum of block latencies / m, longest block latency)``,
 from the same model and the same prompts the refiner sends. The makespan is the wall time of
@@ -123,10 +126,13 @@ def explain(records: list[dict[str, float]], slots: int, makespan: float) -> Run
     )
 
 
-async def makespan(server: ServerProcess, p: Plan, config: RefineConfig) -> Run:
+async def makespan(
+    server: ServerProcess, p: Plan, config: RefineConfig, *, edit: bool = False
+) -> Run:
     """One refine of ``p`` against the server; checks the server saw what the bound assumes
-    (the same latencies, at most ``slots`` in flight, every request answered)."""
-    server.control(mode="latency", **p.model.to_json())
+    (the same latencies, at most ``slots`` in flight, every request answered). ``edit``: the
+    server changes one word of each reply (see ``benchmarks._server``)."""
+    server.control(mode="latency", edit=edit, **p.model.to_json())
     started = time.perf_counter()
     result = await refine_doc(p.doc, config, base_url=server.base_url, model=MODEL)
     elapsed = time.perf_counter() - started
@@ -155,9 +161,12 @@ async def run(args: argparse.Namespace) -> int:
             for slots in args.slots:
                 bound = p.bound(slots)
                 row.append(f"{bound:.2f}")
-                for dispatch in DISPATCHES:
+                for dispatch in args.dispatch:
                     config = base.model_copy(update={"dispatch": dispatch, "concurrency": slots})
-                    runs = [await makespan(server, p, config) for _ in range(args.repeats)]
+                    runs = [
+                        await makespan(server, p, config, edit=args.edited)
+                        for _ in range(args.repeats)
+                    ]
                     best = min(runs, key=lambda r: r.makespan)
                     measured = best.makespan
                     why.append(
@@ -181,7 +190,9 @@ async def run(args: argparse.Namespace) -> int:
             print(f"  done {p.name}", file=sys.stderr, flush=True)
     headers = ["report", "sent", "scale"]
     for slots in args.slots:
-        headers += [f"bound@{slots} s", f"LF@{slots}", "sim", f"doc@{slots}", "sim"]
+        headers.append(f"bound@{slots} s")
+        for dispatch in args.dispatch:
+            headers += [f"{'LF' if dispatch == 'longest-first' else 'doc'}@{slots}", "sim"]
     print(
         f"makespan / max(sum/slots, longest); latencies scaled to sum {args.sum_s:g} s per "
         f"report; min of {args.repeats} run(s); 'sim' = same order, zero overhead"
@@ -222,6 +233,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sum-s", type=float, default=16.0, help="block latencies add up to")
     parser.add_argument("--repeats", type=int, default=1, help="runs per cell; the min counts")
     parser.add_argument("--slots", type=int, nargs="+", default=[4, 12])
+    parser.add_argument(
+        "--dispatch", nargs="+", choices=DISPATCHES, default=list(DISPATCHES), help="orders run"
+    )
+    parser.add_argument(
+        "--edited", action="store_true", help="replies change a word: the guard judges each"
+    )
     parser.add_argument("--explain", action="store_true", help="where the excess time goes")
     args = parser.parse_args(argv)
     return anyio.run(run, args)

@@ -158,6 +158,8 @@ class _Run:
     totals: Counter[str] = field(default_factory=Counter)
     dispatching: anyio.CancelScope | None = None
     """The dispatch step's scope: an error that ends the run cancels it at once."""
+    guard_thread: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(1))
+    """The guard's one worker thread (~3 ms a reply): it never takes more than one thread."""
 
     def emit(self, event: RefineEvent) -> None:
         """Hand ``event`` to every sink; a call also adds to the run's token totals."""
@@ -233,7 +235,7 @@ class _Run:
                 key=exc.key,
             ) from None
         else:
-            outcome = self.judge(block, sent)
+            outcome = await self.judge(block, sent)
         self.emit(BlockSettled(self.report_id, outcome))
         return outcome
 
@@ -260,11 +262,17 @@ class _Run:
         raise AssertionError("unreachable: tenacity re-raises the last error")  # pragma: no cover
 
     async def call(
-        self, request: _Request, endpoint: Endpoint, request_id: str, attempt: int
+        self,
+        request: _Request,
+        endpoint: Endpoint,
+        request_id: str,
+        attempt: int,
+        wd: Callable[[str], str | None] | None,
     ) -> Reply:
         """One request, with ``priority`` and ``prediction`` where the endpoint takes them; sent
         again at once without a field the server refuses (see :mod:`owlai_refine.priority`,
-        :mod:`owlai_refine.prediction`)."""
+        :mod:`owlai_refine.prediction`), with the same watchdog ``wd``: the refused request
+        read no reply."""
         call = partial(
             call_model,
             endpoint.client,
@@ -281,15 +289,12 @@ class _Run:
                 token_gap_s=self.config.token_timeout_s,
             ),
         )
-        block, stream, url = request.block, self.config.stream, endpoint.base_url
+        block, url = request.block, endpoint.base_url
         sampling, resends = self.config.sampling_body(), 2  # a refused field is dropped each time
         while True:
             body = self.prediction.body(url, block.text, self.priority.body(url, sampling))
-            try:  # a fresh detector per attempt: a retry starts a new reply
-                return await call(
-                    extra_body=body,
-                    watchdog=watchdog_for(block, self.config.guard) if stream else None,
-                )
+            try:
+                return await call(extra_body=body, watchdog=wd)
             except FatalCallError as exc:
                 if not resends or not (
                     self.priority.refused(url, body, exc) or self.prediction.refused(url, body, exc)
@@ -305,6 +310,8 @@ class _Run:
         block = request.block
         if self.breaker.reason:
             raise _RunStopped(self.breaker.reason)
+        # a fresh detector per attempt (a retry is a new reply), built before the slot is taken
+        wd = watchdog_for(block, self.config.guard) if self.config.stream else None
         async with self.pool.slot() as endpoint:
             if self.breaker.reason:
                 raise _RunStopped(self.breaker.reason)
@@ -312,7 +319,7 @@ class _Run:
             on_send()
             self.emit(CallStarted(self.report_id, block.id, attempt))
             try:
-                reply = await self.call(request, endpoint, request_id, attempt)
+                reply = await self.call(request, endpoint, request_id, attempt, wd)
             except BlockCallError as exc:
                 self.breaker.note(exc)
                 self.emit(call(status_code=exc.status, error=str(exc)))
@@ -367,9 +374,10 @@ class _Run:
             prompt_tokens_est=request.prompt_est,
         )
 
-    def judge(self, block: Block, sent: _Sent) -> BlockOutcome:
+    async def judge(self, block: Block, sent: _Sent) -> BlockOutcome:
         """The outcome of a reply: rejected (watchdog, a ``finish_reason`` other than
-        ``stop``, or the guard), truncated, unchanged or refined."""
+        ``stop``, or the guard), truncated, unchanged or refined. The guard runs in
+        :attr:`guard_thread`, off the event loop, which meanwhile sends the next block."""
         reply = sent.reply
         outcome = _outcome(
             block,
@@ -393,7 +401,9 @@ class _Run:
         if reply.finish_reason != "stop":  # content_filter, tool_calls: not a finished edit
             reason = Reason("finish_reason", str(reply.finish_reason))
             return _rejected(outcome, (reason,), reply.content)
-        verdict = check_reply(block, reply.content, self.config.guard)
+        verdict = await anyio.to_thread.run_sync(
+            check_reply, block, reply.content, self.config.guard, limiter=self.guard_thread
+        )
         if verdict.text is None:
             return _rejected(outcome, verdict.reasons, reply.content)
         if verdict.unchanged:

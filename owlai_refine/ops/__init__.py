@@ -26,6 +26,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -293,6 +294,8 @@ def run_bench(argv: list[str]) -> int:
 
 
 def _bench(argv: list[str]) -> int:
+    if "--compare-tpot" in argv:
+        return _compare_tpot(argv)
     import anyio
 
     from owlai_refine.ops.bench import BenchOptions, run_bench_async
@@ -309,6 +312,13 @@ def _bench(argv: list[str]) -> int:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--input-tokens", type=_int_list, help="prompt lengths, e.g. 1100,3000")
     src.add_argument("--ledger", nargs="+", metavar="LOG", help="take lengths from our log")
+    src.add_argument(
+        "--copy-edit",
+        metavar="REPORT",
+        help="instead of the sweep: refine REPORT --repeats times (--concurrency N in flight, "
+        "default 4) and measure TPOT, tokens, slot-seconds, outcomes and draft acceptance "
+        "(speculative decoding); compare two saved --json runs with --compare-tpot A B",
+    )
     p.add_argument(
         "--quantiles",
         type=_fraction_list,
@@ -333,6 +343,11 @@ def _bench(argv: list[str]) -> int:
         help="knee: within this fraction of the best throughput (default 0.05)",
     )
     p.add_argument("--server-log", help="vLLM startup log (KV capacity if /metrics lacks it)")
+    p.add_argument(
+        "--temperature",
+        type=float,
+        help="--copy-edit: the refiner's sampling temperature (default: refine's own)",
+    )
     p.add_argument(
         "--metrics-interval",
         type=float,
@@ -375,6 +390,10 @@ def _bench(argv: list[str]) -> int:
         if importlib.util.find_spec("matplotlib") is None:
             raise ConfigError("--plot needs matplotlib: pip install 'owlai-refine[bench]'")
         check_writable(args.plot)
+    if args.copy_edit:
+        if args.temperature is not None and not 0 <= args.temperature <= 2:
+            raise ConfigError("--temperature must be in [0, 2]")
+        return _copy_edit(args)
     opts = BenchOptions(
         base_url=args.base_url,
         model=args.model,
@@ -404,6 +423,75 @@ def _bench(argv: list[str]) -> int:
     _out(result.model_dump_json(indent=2) if args.json else format_result(result))
     if args.plot:  # after the figures are out: a failed plot loses nothing
         plot_points(result.points, args.plot, f"refine bench: {result.model} @ {result.base_url}")
+    return 0
+
+
+def _copy_edit(args: argparse.Namespace) -> int:
+    """``refine bench --copy-edit REPORT``: see :mod:`owlai_refine.ops.copyedit`."""
+    import anyio
+
+    from owlai_refine.cli.logs import configure_json_logging
+    from owlai_refine.ops.copyedit import run_copy_edit
+
+    # the refiner's per-call lines would mix with the table or the JSON on stdout: warnings
+    # (kept originals) go to stderr as JSON lines, as a refine run's do
+    configure_json_logging(sys.stderr, level="warning")
+
+    log = _read_log(args.server_log)
+    spec = None
+    if log is not None and log.speculative_enabled is not None:
+        spec = (log.speculative_method or "on") if log.speculative_enabled else "off"
+    concurrency = args.concurrency[0] if len(args.concurrency) == 1 else 4
+    path = Path(args.copy_edit)
+    try:
+        source = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read the report: {exc}") from exc
+    result = anyio.run(
+        partial(
+            run_copy_edit,
+            base_url=args.base_url,
+            model=args.model,
+            source=source,
+            report=path.name,
+            repeats=args.repeats,
+            concurrency=concurrency,
+            api_key=_api_key(),
+            speculative=spec,
+            temperature=args.temperature,
+        )
+    )
+    if args.json:
+        _out(result.model_dump_json(indent=2))
+        return 0
+    from owlai_refine.ops.copyedit import format_copy_edit
+
+    _out(format_copy_edit(result))
+    return 0
+
+
+def _compare_tpot(argv: list[str]) -> int:
+    """``refine bench --compare-tpot A.json B.json``: two ``--copy-edit --json`` results."""
+    from pydantic import ValidationError
+
+    from owlai_refine.ops.copyedit import CopyEditResult, compare_tpot
+
+    p = _Parser(
+        prog="refine bench --compare-tpot",
+        description="Compare two `refine bench --copy-edit ... --json` results (B / A).",
+    )
+    p.add_argument("--compare-tpot", nargs=2, required=True, metavar=("A_JSON", "B_JSON"))
+    args = p.parse_args(argv)
+    results = []
+    for name in args.compare_tpot:
+        try:
+            results.append(CopyEditResult.model_validate_json(Path(name).read_bytes()))
+        except (OSError, ValidationError) as exc:
+            first = str(exc).splitlines()[0]
+            raise InputError(
+                f"{name}: not a `refine bench --copy-edit --json` result: {first}"
+            ) from exc
+    _out(compare_tpot(results[0], results[1]))
     return 0
 
 

@@ -10,7 +10,7 @@ Each check gives one :class:`Check` with status ``pass``, ``warn`` or ``fail``:
                        ``max_model_len`` (or KV cache tokens / N) is >= our concurrency
 ``max-num-seqs``       ``max_num_seqs`` in the logged non-default args equals our concurrency
                        (larger: warn; smaller: fail, requests would queue inside vLLM)
-``speculative``        whether speculative decoding is configured (informational: pass)
+``speculative``        whether speculative decoding is on, its method and draft acceptance (pass)
 ``log-matches``        the startup log is this server's: port, served model, ``max_model_len``
                        (``/v1/models``) and KV cache size (``/metrics``) agree; fail if not
 ``kv-plan``            the log's KV cache size against ``refine plan`` for that server (the
@@ -173,9 +173,16 @@ def _spec_check(log: ServerLog | None) -> Check:
     enabled = log.speculative_enabled if log is not None else None
     if enabled is None:
         return Check("speculative", "warn", "unknown: needs --server-log")
-    if enabled:
-        cfg = log.speculative_config if log is not None else None
-        return Check("speculative", "pass", f"configured: {cfg} (log)")
+    if enabled and log is not None:
+        method = log.speculative_method or "unknown method"
+        tokens = log.speculative_tokens
+        detail = f"on: {method}" + (f", {tokens} tokens drafted a step" if tokens else "")
+        if log.spec_acceptance is not None:
+            detail += (
+                f"; {log.spec_acceptance:.0%} of drafted tokens accepted "
+                f"({log.spec_accepted_tokens:,} of {log.spec_draft_tokens:,})"
+            )
+        return Check("speculative", "pass", f"{detail} (log)")
     return Check("speculative", "pass", "not configured (log: speculative_config=None)")
 
 

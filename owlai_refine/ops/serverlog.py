@@ -12,8 +12,19 @@ Lines read (vLLM 0.32, recorded in ``fixtures/vllm/``)::
     ... Default vLLM sampling parameters have been overridden by the model's
         `generation_config.json`: `{'presence_penalty': 1.5, 'max_tokens': 48}`. ...
 
-(the last is one line in the log). A log holding several startups (an appended file) is read
-to its end, so the last startup wins. Pure: takes text, returns values, touches no files.
+(the last is one line in the log), and, with speculative decoding on (``--speculative-config``;
+``vllm/config/speculative.py``'s ``__repr__`` and ``vllm/v1/spec_decode/metrics.py``'s
+``SpecDecodingLogging.log``, recorded in ``fixtures/vllm/startup-ngram-spec.log``)::
+
+    ... with config: ..., speculative_config=SpeculativeConfig(method='ngram', model=None,
+        num_spec_tokens=4), ...
+    ... SpecDecoding metrics: Mean acceptance length: 1.11, Accepted throughput: 1.25 tokens/s,
+        Drafted throughput: 43.68 tokens/s, Accepted: 14 tokens, Drafted: 489 tokens,
+        Per-position acceptance rate: 0.113, 0.000, 0.000, 0.000, Avg Draft acceptance rate: 2.9%
+
+(each metrics line counts the drafts since the one before: they are summed). A log holding
+several startups (an appended file) is read to its end, so the last startup wins. Pure: takes
+text, returns values, touches no files.
 """
 
 from __future__ import annotations
@@ -37,6 +48,8 @@ _KV_GIB = re.compile(
 _ENGINE_FIELD = re.compile(
     r"(?:^|, )(dtype|tensor_parallel_size|kv_cache_dtype|max_seq_len)=([^,]+)"
 )
+_SPEC_FIELD = re.compile(r"\b(method|num_spec_tokens)=('?)([^',)]+)\2")
+_SPEC_STATS = re.compile(r"SpecDecoding metrics: .*?Accepted: (\d+) tokens, Drafted: (\d+) tokens")
 _OVERRIDE = re.compile(
     r"Default vLLM sampling parameters have been overridden by (.*?): `(\{.*?\})`"
 )
@@ -60,6 +73,10 @@ class ServerLog:
     - ``kv_cache_tokens``: KV cache capacity in tokens; ``max_concurrency_tokens`` and
       ``max_concurrency``: the "Maximum concurrency for N tokens per request: X x" pair;
     - ``speculative_config``: the engine config's text for it (``"None"`` when off);
+      ``speculative_method`` / ``speculative_tokens`` (properties): its method (``"ngram"``,
+      ``"suffix"``, ``"eagle"`` ...) and tokens proposed per step;
+      ``spec_accepted_tokens`` / ``spec_draft_tokens``: the ``SpecDecoding metrics`` lines'
+      accepted and drafted tokens, summed (``None`` when the log has no such line);
     - ``vllm_version``: from the engine line; ``engine``: its ``dtype`` (``"float32"``),
       ``kv_cache_dtype``, ``tensor_parallel_size`` and ``max_seq_len`` as text;
     - ``max_model_len``: the "Using max model len" line, else the args' ``max_model_len``;
@@ -77,6 +94,8 @@ class ServerLog:
     max_concurrency_tokens: int | None = None
     max_concurrency: float | None = None
     speculative_config: str | None = None
+    spec_accepted_tokens: int | None = None
+    spec_draft_tokens: int | None = None
     vllm_version: str | None = None
     engine: dict[str, str] = field(default_factory=dict)
     max_model_len_line: int | None = None
@@ -124,6 +143,38 @@ class ServerLog:
             return bool(self.args.get("speculative_config"))
         return None
 
+    def _spec_field(self, name: str, arg: str) -> str | None:
+        """``name`` from the engine line's ``SpeculativeConfig(...)``, else ``arg`` from the
+        ``--speculative-config`` dict in the args."""
+        for key, _, value in _SPEC_FIELD.findall(self.speculative_config or ""):
+            if key == name:
+                return str(value)
+        spec = (self.args or {}).get("speculative_config")
+        value = spec.get(arg) if isinstance(spec, dict) else None
+        return None if value is None else str(value)
+
+    @property
+    def speculative_method(self) -> str | None:
+        """The speculative method (``"ngram"``, ``"suffix"``, ``"eagle"``, ``"mtp"`` ...), or
+        ``None`` when off or not found."""
+        return self._spec_field("method", "method") if self.speculative_enabled else None
+
+    @property
+    def speculative_tokens(self) -> int | None:
+        """Tokens the proposer drafts per step (``num_speculative_tokens``), or ``None``."""
+        if not self.speculative_enabled:
+            return None
+        value = self._spec_field("num_spec_tokens", "num_speculative_tokens")
+        return int(value) if value is not None and value.isdigit() else None
+
+    @property
+    def spec_acceptance(self) -> float | None:
+        """Accepted / drafted tokens over the log's ``SpecDecoding metrics`` lines (0..1), or
+        ``None`` when none drafted."""
+        if not self.spec_draft_tokens or self.spec_accepted_tokens is None:
+            return None
+        return self.spec_accepted_tokens / self.spec_draft_tokens
+
 
 def _int_arg(args: dict[str, Any], key: str) -> int | None:
     value = args.get(key)
@@ -145,6 +196,7 @@ def parse_server_log(text: str) -> ServerLog:
         out.lines_read += 1
         if m := _ARGS.search(line):  # a new startup: what the previous one said is stale
             out.kv_cache_gib, out.max_model_len_line, out.engine = None, None, {}
+            out.spec_accepted_tokens = out.spec_draft_tokens = None
             args = _literal(m.group(1))
             if isinstance(args, dict):
                 out.args = args
@@ -166,6 +218,9 @@ def parse_server_log(text: str) -> ServerLog:
         if m := _MAX_CONC.search(line):
             out.max_concurrency_tokens = int(m.group(1).replace(",", ""))
             out.max_concurrency = float(m.group(2))
+        if m := _SPEC_STATS.search(line):
+            out.spec_accepted_tokens = (out.spec_accepted_tokens or 0) + int(m.group(1))
+            out.spec_draft_tokens = (out.spec_draft_tokens or 0) + int(m.group(2))
         if m := _OVERRIDE.search(line):
             out.override_source = m.group(1)
             overrides = _literal(m.group(2))

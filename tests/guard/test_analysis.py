@@ -3,9 +3,12 @@ read (guard/analysis)."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 from owlai_refine.guard.analysis import analyse, load_time, wordnet
+from owlai_refine.guard.analysis.core import forget
 
 
 def _tokens(text: str, language: str) -> list[tuple[str, str, str]]:
@@ -92,3 +95,25 @@ def test_any_text_is_analysed_without_raising() -> None:
     for text in ["", "\u2028", "😀 ok", "a" * 5000, "\ud55c", "。。。", "[1] `x`"]:
         for language in ("en", "ko", "ja", "zh", "cyrillic"):
             analyse(text, language)
+
+
+_THREADED = {
+    "en": "Prices fell by 12% in 2024, and the council met twice.",
+    "ko": "리더십 위원회는 2024년에 두 번 회의를 열었다.",
+    "ja": "評議会は二〇二四年に二回会合を開いた。",
+    "zh": "委员会在二〇二四年召开了两次会议。",
+}
+
+
+def test_analysis_from_many_threads_matches_one_thread() -> None:
+    """The refiner runs the guard in a worker thread: the analysers (MeCab, Kiwi, jieba) are
+    shared by the process, so sentences analysed from 8 threads at once (each sentence new to
+    the cache, so every thread runs an analyser) give what one thread gives."""
+    jobs = [(f"{text} ({n})", lang) for n in range(40) for lang, text in _THREADED.items()]
+    forget()
+    alone = [_tokens(text, lang) for text, lang in jobs]
+    forget()
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        together = list(pool.map(lambda job: _tokens(*job), jobs))
+    assert together == alone
+    assert all(alone)

@@ -277,3 +277,14 @@ def test_prompt_details_pass_when_the_server_sends_them(
         "status": "pass",
         "detail": "usage carries cached_tokens (5)",
     }
+
+
+def test_speculative_check_names_the_method_and_the_draft_acceptance() -> None:
+    log = parse_server_log(fixture_text("startup-ngram-spec.log"))
+    spec = check_server_log(log, 4096, 4)[-1]
+    assert (spec.name, spec.status) == ("speculative", "pass")
+    assert spec.detail == (
+        "on: ngram, 4 tokens drafted a step; 2% of drafted tokens accepted (236 of 10,543) (log)"
+    )
+    off = check_server_log(parse_server_log(fixture_text(WITH_PP.name)), 4096, 4)[-1]
+    assert off.detail == "not configured (log: speculative_config=None)"

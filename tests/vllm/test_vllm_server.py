@@ -1,6 +1,7 @@
 """Against a real vLLM server for CPU (SmolLM2-135M, ``max_num_seqs`` 4, the server's output cap
 48 tokens, ``--enable-request-id-headers``, ``--scheduling-policy priority``): doctor, one short
-bench step, a refine cut by the server's cap, priority scheduling and the adaptive cap.
+bench step, a copy-edit bench run, a refine cut by the server's cap, priority scheduling and the
+adaptive cap.
 
 No assertion is timed: the priority test checks an order, the adaptive test what the controller
 logged while another client held the server."""
@@ -53,6 +54,23 @@ def test_one_short_bench_step(vllm_url: str, capsys: pytest.CaptureFixture[str])
     assert code == 0
     out = capsys.readouterr().out
     assert json.loads(out)  # a JSON table came back
+
+
+def test_copy_edit_bench_on_a_short_report(
+    vllm_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # issue 23: the refiner's own workload, streamed; without speculative decoding the
+    # server's /metrics has no draft counters (none drafted: the run says so)
+    report = tmp_path / "r.md"
+    report.write_text("# Notes\n\nThe team have met twice this week.\n\n- One item here.\n")
+    argv = ["--base-url", vllm_url, "--model", MODEL, "--copy-edit", str(report),
+            "--repeats", "1", "--concurrency", "2", "--temperature", "0", "--json"]  # fmt: skip
+    assert run_bench(argv) == 0
+    data = json.loads(capsys.readouterr().out)
+    (run,) = data["runs"]
+    assert run["blocks_sent"] == 2 and sum(run["outcomes"].values()) == 2
+    assert run["completion_tokens"] > 0 and run["slot_s"] > 0
+    assert data["temperature"] == 0.0
 
 
 async def test_a_block_cut_by_the_server_cap_is_kept_with_a_warning_and_the_echoed_id(

@@ -1,9 +1,18 @@
 """The analysers, one per language, each loaded once per process on first use, and
-:func:`analyse`, which picks the language's and tags roles."""
+:func:`analyse`, which picks the language's and tags roles.
+
+Thread safety: :func:`analyse` may be called from any thread (the refiner runs the guard in a
+worker thread, off its event loop). The analysers are not all safe to share across threads
+(MeCab's ``Tagger`` keeps one lattice; Kiwi and jieba say nothing of it), so every analyser call
+and every analyser build holds one process-wide lock: at most one sentence is analysed at a
+time, which costs nothing under the GIL (the analysers' Python side holds it anyway). The
+sentence cache (``functools.lru_cache``) is itself thread-safe.
+"""
 
 from __future__ import annotations
 
 import re
+import threading
 import time
 from functools import cache, lru_cache
 
@@ -12,6 +21,8 @@ from owlai_refine.guard.analysis.tokens import Analyser, Analysis, Token
 __all__ = ["analyse", "forget", "load_time"]
 
 _LOAD_S: dict[str, float] = {}
+_LOCK = threading.Lock()
+"""Held while an analyser is built or runs: one analysis at a time per process."""
 
 
 @cache
@@ -53,7 +64,8 @@ of a copy edit) are analysed once."""
 def _sentence(sentence: str, language: str) -> tuple[Token, ...]:
     from owlai_refine.guard.analysis.roles import tag_roles
 
-    return tuple(tag_roles(_analyser(language)(sentence), language))
+    with _LOCK:  # builds the analyser once, and never runs one from two threads at once
+        return tuple(tag_roles(_analyser(language)(sentence), language))
 
 
 def forget() -> None:
