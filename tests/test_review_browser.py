@@ -110,7 +110,8 @@ def test_a_screenshot_of_the_page_for_a_fixture_report(tmp_path: Path) -> None:
     report = REPO / "fixtures" / "reports" / "gpu-market.md"
     tape = REPO / "fixtures" / "cassettes" / "gpu-market.jsonl"
     page = tmp_path / "review.html"
-    args = [str(report), "--replay", str(tape), "-o", str(tmp_path / "out.md")]
+    # --no-marker: the prompt the cassette was recorded with
+    args = [str(report), "--replay", str(tape), "--no-marker", "-o", str(tmp_path / "out.md")]
     log = ["--log-file", str(tmp_path / "log.jsonl")]
     assert main([*args, "--review", str(page), *log]) == Exit.OK
     png = tmp_path / "review.png"
