@@ -16,50 +16,29 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import structlog
+from owlai_refine.config import Backend, RefineConfig
+from owlai_refine.droppable import DroppableField
 
-from owlai_refine.config import Backend, RefineConfig, redact_url
-from owlai_refine.errors import FatalCallError
-
-__all__ = ["PriorityPolicy", "refuses_priority"]
-
-_log = structlog.get_logger("owlai_refine")
+__all__ = ["PriorityPolicy"]
 
 
-def refuses_priority(error: FatalCallError) -> bool:
-    """True when ``error`` is an HTTP 400 whose message names the priority field."""
-    return error.status == 400 and "priority" in str(error).lower()
-
-
-class PriorityPolicy:
+class PriorityPolicy(DroppableField):
     """Which requests carry ``priority``: every request to a self-hosted endpoint when
     ``config.priority`` is not 0, unless ``extra_body`` sets it already (that wins) or the
     endpoint refused it."""
 
+    name = keyword = "priority"
+    event = "refine.priority_refused"
+    note = "the server schedules first come, first served; priority no longer sent"
+
     def __init__(self, config: RefineConfig) -> None:
+        super().__init__(config.backend is Backend.SELF_HOSTED and config.priority != 0)
         self.priority = config.priority
-        self.active = config.backend is Backend.SELF_HOSTED and config.priority != 0
-        self._refusing: set[str] = set()  # base URLs whose server refused the field
 
     def body(self, base_url: str, extra_body: Mapping[str, Any]) -> dict[str, Any]:
         """The request's extra body fields for ``base_url``: ``extra_body`` plus ``priority``
         when it is sent there."""
-        if not self.active or "priority" in extra_body or base_url in self._refusing:
-            return dict(extra_body)
-        return {**extra_body, "priority": self.priority}
+        return self.add(base_url, extra_body, self.priority)
 
-    def refused(self, base_url: str, body: Mapping[str, Any], error: FatalCallError) -> bool:
-        """Note a refusal of the field we sent in ``body``; True if the request should be sent
-        again without it."""
-        if "priority" not in body or not refuses_priority(error):
-            return False
-        if base_url not in self._refusing:
-            self._refusing.add(base_url)
-            _log.warning(
-                "refine.priority_refused",
-                base_url=redact_url(base_url),
-                priority=body["priority"],
-                error=str(error),
-                note="the server schedules first come, first served; priority no longer sent",
-            )
-        return True
+    def detail(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        return {"priority": body["priority"]}
