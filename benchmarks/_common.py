@@ -19,8 +19,8 @@ import httpx2
 from owlai_refine.blocks import Document
 from owlai_refine.cli.logs import configure_json_logging
 from owlai_refine.config import RefineConfig
-from owlai_refine.prompt import estimate_tokens
-from owlai_refine.refiner import Refiner
+from owlai_refine.pipeline.prompt import estimate_tokens
+from owlai_refine.pipeline.refiner import Refiner
 from owlai_refine.results import RefineResult
 
 __all__ = [
@@ -208,7 +208,7 @@ async def refine_doc(
     transport: httpx2.AsyncBaseTransport | None = None,
 ) -> RefineResult:
     """Refine a parsed ``doc`` against ``base_url`` serving ``model`` through a one-shot
-    :class:`~owlai_refine.refiner.Refiner` (what ``refine()`` does, minus the parse)."""
+    :class:`~owlai_refine.pipeline.refiner.Refiner` (what ``refine()`` does, minus the parse)."""
     config = config.model_copy(update={"base_url": base_url, "model": model})
     async with Refiner(config, transport=transport) as refiner:
         return await refiner.refine_document(doc)

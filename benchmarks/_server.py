@@ -46,7 +46,7 @@ from benchmarks._common import (
     token_pieces,
     usage_chunk,
 )
-from owlai_refine.prompt import estimate_tokens
+from owlai_refine.pipeline.prompt import estimate_tokens
 from tests.support.loopback import LoopbackServer, QuietHandler
 
 MODEL = "bench"

@@ -50,7 +50,7 @@ from benchmarks._common import (
 )
 from owlai_refine import RefineConfig, parse
 from owlai_refine.blocks import Document
-from owlai_refine.cassette import RecordingTransport, ReplayTransport
+from owlai_refine.serve.cassette import RecordingTransport, ReplayTransport
 
 BASE_URL = "http://replay.invalid/v1"
 MODEL = "replay"
@@ -163,7 +163,7 @@ async def bare(transport: httpx2.MockTransport, bodies: list[dict[str, Any]], sl
 WHERE: list[tuple[str, ...]] = [
     ("openai create(): build + send the request", "completions/completions.py", "create"),
     ("  of which: param transform", "_utils/_transform.py", "async_maybe_transform"),
-    ("  of which: ReplayTransport lookup", "owlai_refine/cassette.py", "_answer"),
+    ("  of which: ReplayTransport lookup", "owlai_refine/serve/cassette.py", "_answer"),
     ("read the streamed reply (openai AsyncStream)", "openai/_streaming.py", "__stream__"),
     ("guard: check_reply", "owlai_refine/guard/__init__.py", "check_reply"),
     ("guard: watchdog_for (block baseline)", "owlai_refine/guard/__init__.py", "watchdog_for"),
@@ -171,12 +171,12 @@ WHERE: list[tuple[str, ...]] = [
         "guard: watchdog feeds while streaming",
         "owlai_refine/guard/repetition.py",
         "feed",
-        "owlai_refine/call.py",
+        "owlai_refine/serve/call.py",
         "_streamed",
     ),
-    ("tenacity AsyncRetrying per block", "owlai_refine/retry.py", "retrying"),
-    ("refine.call log line", "owlai_refine/orchestrate.py", "log_call"),
-    ("splice", "owlai_refine/splicer.py", "splice"),
+    ("tenacity AsyncRetrying per block", "owlai_refine/serve/retry.py", "retrying"),
+    ("refine.call log line", "owlai_refine/pipeline/orchestrate.py", "log_call"),
+    ("splice", "owlai_refine/pipeline/splice.py", "splice"),
 ]
 
 

@@ -41,7 +41,7 @@ from benchmarks._common import REPO, read_report, reports_dir
 from owlai_refine import Backend, RefineConfig
 from owlai_refine.events import BlockSettled, CallFinished, RefineEvent
 from owlai_refine.guard.marker import marker_reply
-from owlai_refine.refiner import Refiner
+from owlai_refine.pipeline.refiner import Refiner
 from owlai_refine.results import OutcomeStatus
 
 DEFAULT_REPORTS = (

@@ -8,7 +8,7 @@ applied to the block by exact match, the result then judged by the guard as a re
 is. It stays an option only if it beats the rewrite on tokens without losing accepted edits.
 
 Per report (default: three of ``fixtures/reports``), in one run against one server (default:
-the embedded llama.cpp server, ``owlai_refine.local``, SmolLM2-135M):
+the embedded llama.cpp server, ``owlai_refine.serve.local``, SmolLM2-135M):
 
 - **rewrite**: the refiner as it is (``Refiner.refine``), its outcomes and completion tokens;
 - **edit list**: every block the refiner sends, with the same system instructions, report
@@ -39,15 +39,15 @@ from owlai_refine import RefineConfig, parse
 from owlai_refine.blocks import Block
 from owlai_refine.config import Backend
 from owlai_refine.guard import check_reply
-from owlai_refine.local import LOCAL_MODEL_NAME, local_server
-from owlai_refine.orchestrate import plan
-from owlai_refine.prompt import (
+from owlai_refine.pipeline.orchestrate import plan
+from owlai_refine.pipeline.prompt import (
     SYSTEM_INSTRUCTIONS,
     block_message,
     max_tokens_for,
     report_context,
 )
-from owlai_refine.refiner import Refiner
+from owlai_refine.pipeline.refiner import Refiner
+from owlai_refine.serve.local import LOCAL_MODEL_NAME, local_server
 
 REPORTS = ("inference-market.md", "gpu-market.md", "leadership-council-ko.md")
 

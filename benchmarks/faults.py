@@ -29,8 +29,8 @@ import structlog
 
 from owlai_refine import Backend, RefineConfig, RefineError, RetryPolicy, parse, refine
 from owlai_refine.exit_codes import Exit
+from owlai_refine.pipeline.verify import changed_outside_blocks
 from owlai_refine.results import OutcomeStatus
-from owlai_refine.verify import changed_outside_blocks
 from tests.support.fake_openai import FakeOpenAI, Fault
 
 REPO = Path(__file__).resolve().parents[1]

@@ -39,7 +39,7 @@ from benchmarks._common import (
 )
 from owlai_refine import RefineConfig, refine
 from owlai_refine.cli.logs import configure_json_logging
-from owlai_refine.prompt import estimate_tokens
+from owlai_refine.pipeline.prompt import estimate_tokens
 
 BASE_URL = "http://fake.invalid/v1"
 

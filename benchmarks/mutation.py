@@ -45,11 +45,11 @@ _MODULE = re.compile(r"^(?P<module>[\w.]+?)\.x[_\u01c1]")
 GROUPS: dict[str, tuple[list[str], list[str]]] = {
     # name: (modules to mutate, the fast tests that judge them; missing files are left out)
     "splice": (
-        ["owlai_refine/splicer.py", "owlai_refine/verify.py"],
+        ["owlai_refine/pipeline/splice.py", "owlai_refine/pipeline/verify.py"],
         ["tests/test_splice_properties.py", "tests/test_verify.py", "tests/test_endings.py"],
     ),
     "parse": (
-        ["owlai_refine/parser.py"],
+        ["owlai_refine/pipeline/parse.py"],
         [
             "tests/test_parse_skips.py",
             "tests/test_parse_alerts.py",
@@ -63,7 +63,11 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
         ],
     ),
     "outcome": (
-        ["owlai_refine/orchestrate.py", "owlai_refine/results.py", "owlai_refine/limiter.py"],
+        [
+            "owlai_refine/pipeline/orchestrate.py",
+            "owlai_refine/results.py",
+            "owlai_refine/limits/limiter.py",
+        ],
         [
             "tests/test_refine.py",
             "tests/test_faults.py",
@@ -117,7 +121,7 @@ def _group_of(mutant: str) -> str:
 
 
 def module_of(mutant: str) -> str:
-    """``owlai_refine.splicer.x_splice__mutmut_3`` -> ``owlai_refine.splicer``."""
+    """``owlai_refine.pipeline.splice.x_splice__mutmut_3`` -> ``owlai_refine.pipeline.splice``."""
     m = _MODULE.match(mutant)
     return m.group("module") if m else mutant.rsplit(".", 1)[0]
 

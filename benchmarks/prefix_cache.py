@@ -31,7 +31,7 @@ from structlog.testing import capture_logs
 from benchmarks._common import print_table, read_report, refine_doc, report_paths
 from owlai_refine import OutputBudget, RefineConfig, parse
 from owlai_refine.blocks import Document, SkipReason
-from owlai_refine.prompt import build_messages, estimate_tokens, report_context
+from owlai_refine.pipeline.prompt import build_messages, estimate_tokens, report_context
 
 _METRIC = re.compile(
     r"^(vllm:prefix_cache_(?:hits|queries)_total)(?:\{[^}]*\})? ([0-9.e+]+)$", re.M

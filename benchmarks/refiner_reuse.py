@@ -10,7 +10,7 @@ so each way asks ``/v1/models`` as it must. Counted on the client side, for both
 
 - TCP connections opened (every ``socket.connect`` of the process, health checks included),
 - ``/v1/models`` requests (every request through httpx2's transport whose path ends so),
-- embedded-server start-ups (calls of ``owlai_refine.local.local_server``),
+- embedded-server start-ups (calls of ``owlai_refine.serve.local.local_server``),
 - wall time, and peak Python memory (``tracemalloc``, traced in a second pass of each way so
   that tracing does not slow the timed pass).
 
@@ -34,7 +34,7 @@ from typing import Any
 import anyio
 import httpx2
 
-import owlai_refine.local
+import owlai_refine.serve.local
 from benchmarks._common import print_table, quiet_json_logging, read_report, report_paths
 from benchmarks._server import ServerProcess
 from owlai_refine import OutputBudget, RefineConfig, Refiner, refine
@@ -62,7 +62,7 @@ def _install_counters() -> None:
         return await handle(self, request)
 
     httpx2.AsyncHTTPTransport.handle_async_request = counting_handle  # type: ignore[method-assign]
-    start = owlai_refine.local.local_server
+    start = owlai_refine.serve.local.local_server
 
     @asynccontextmanager
     async def counting_server(*args: Any, **kwargs: Any) -> AsyncIterator[str]:
@@ -70,7 +70,7 @@ def _install_counters() -> None:
         async with start(*args, **kwargs) as url:
             yield url
 
-    owlai_refine.local.local_server = counting_server
+    owlai_refine.serve.local.local_server = counting_server
 
 
 async def one_refiner(texts: list[str], config: RefineConfig) -> int:

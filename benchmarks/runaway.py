@@ -35,7 +35,7 @@ from benchmarks._server import MODEL, ServerProcess
 from owlai_refine import RefineConfig, RefineResult, parse, refine
 
 # the module, not the function that the package exports under the same name
-refine_module = importlib.import_module("owlai_refine.orchestrate")
+refine_module = importlib.import_module("owlai_refine.pipeline.orchestrate")
 
 
 def _paragraph(report_prefix: str, min_chars: int) -> str:

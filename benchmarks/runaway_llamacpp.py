@@ -40,7 +40,7 @@ from benchmarks._common import print_table, read_report, report_paths
 from owlai_refine import RefineConfig, parse, refine
 from owlai_refine.guard.repetition import _PUNCT as GUARD_PUNCT
 from owlai_refine.guard.repetition import _UNIT as GUARD_UNIT
-from owlai_refine.prompt import build_messages, estimate_tokens, report_context
+from owlai_refine.pipeline.prompt import build_messages, estimate_tokens, report_context
 
 _UNIT = re.compile(
     r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3]|[^\s\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3]+"

@@ -42,8 +42,8 @@ from benchmarks._common import (
 from benchmarks._server import MODEL, ServerProcess
 from owlai_refine import RefineConfig, parse
 from owlai_refine.blocks import Document
-from owlai_refine.orchestrate import plan as plan_blocks
-from owlai_refine.prompt import build_messages, estimate_tokens, report_context
+from owlai_refine.pipeline.orchestrate import plan as plan_blocks
+from owlai_refine.pipeline.prompt import build_messages, estimate_tokens, report_context
 
 DISPATCHES = ("longest-first", "document")
 

@@ -46,10 +46,10 @@ if TYPE_CHECKING:
         OutputError,
         RefineError,
     )
-    from owlai_refine.parser import parse
-    from owlai_refine.refiner import Refiner, SyncRefiner, refine, refine_sync
+    from owlai_refine.pipeline.parse import parse
+    from owlai_refine.pipeline.refiner import Refiner, SyncRefiner, refine, refine_sync
+    from owlai_refine.pipeline.splice import splice
     from owlai_refine.results import BlockOutcome, OutcomeStatus, RefineResult, TokenTotals
-    from owlai_refine.splicer import splice
 
 _HOMES: dict[str, tuple[str, ...]] = {
     "blocks": ("Block", "BlockKind", "Document", "SkipReason"),
@@ -65,10 +65,10 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "OutputError",
         "RefineError",
     ),
-    "parser": ("parse",),
-    "refiner": ("Refiner", "SyncRefiner", "refine", "refine_sync"),
+    "pipeline.parse": ("parse",),
+    "pipeline.refiner": ("Refiner", "SyncRefiner", "refine", "refine_sync"),
     "results": ("BlockOutcome", "OutcomeStatus", "RefineResult", "TokenTotals"),
-    "splicer": ("splice",),
+    "pipeline.splice": ("splice",),
 }
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 """Where each exported name is defined: ``owlai_refine.<module>``."""

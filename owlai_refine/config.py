@@ -157,8 +157,8 @@ class RefineConfig(_Frozen):
     server's prefix cache reuses them across blocks; ``block-first`` is kept for benchmarks."""
 
     unchanged_marker: bool = True
-    """Offer the "no change needed" marker (``owlai_refine.prompt.UNCHANGED_MARKER``) as the
-    whole reply for a block that is already fine: such a block then costs a few decode tokens
+    """Offer the "no change needed" marker (``owlai_refine.pipeline.prompt.UNCHANGED_MARKER``) as
+    the whole reply for a block that is already fine: such a block then costs a few decode tokens
     instead of its whole length again (the guard reads the marker alone as ``unchanged`` and
     refuses it with other text around it). ``max_tokens`` is the same either way. ``False``:
     the prompt without it (the recorded cassettes were made so)."""
@@ -222,7 +222,7 @@ class RefineConfig(_Frozen):
     drops it for that endpoint and the request is sent again at once). 0: never sent."""
     adaptive: bool = False
     """Self-hosted endpoints: adjust the cap on requests in flight about once a second from the
-    server's ``/metrics`` (see :mod:`owlai_refine.adaptive`): leave a slot free while others'
+    server's ``/metrics`` (see :mod:`owlai_refine.serve.adaptive`): leave a slot free while others'
     requests run or wait, grow back to :attr:`slots` (never above) when the server is ours."""
     adaptive_interval_s: float = Field(default=1.0, gt=0, le=60)
     """Seconds between two readings of ``/metrics`` by the adaptive cap."""

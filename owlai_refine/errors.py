@@ -16,7 +16,7 @@
 What escapes :func:`owlai_refine.refine` (and ``Refiner.refine``): ``ConfigError`` and its
 ``AuthError`` and ``LocalModelError``, and ``CassetteError`` (replay has no reply for a block).
 A server that cannot be reached, or does not serve the model, is a ``ConfigError`` raised when
-the ``Refiner`` opens (its pre-flight, ``owlai_refine.preflight``), before any block is sent.
+the ``Refiner`` opens (its pre-flight, ``owlai_refine.serve.preflight``), before any block is sent.
 ``InputError`` and ``OutputError`` come from the CLI's file handling, never from ``refine``,
 which takes text and returns text. Per-block failures are recorded as ``failed`` outcomes and
 the block keeps its original text. A ``LimiterError`` stops the run without escaping it: the
@@ -109,8 +109,8 @@ class BlockCallError(RefineError):
 
     ``request_id`` is the ``X-Request-Id`` of the request that failed and ``attempt`` its
     number for the block (1-based; when the error ends the block, the attempts made): both are
-    known where the error is raised, in :func:`~owlai_refine.call.call_model`. ``status`` is the
-    HTTP status if the server answered, ``retry_after_s`` the server's ``Retry-After`` in
+    known where the error is raised, in :func:`~owlai_refine.serve.call.call_model`. ``status`` is
+    the HTTP status if the server answered, ``retry_after_s`` the server's ``Retry-After`` in
     seconds if it sent one (not capped: the server knows when it will have room), and
     ``connection`` is true when no HTTP answer came back at all.
     """

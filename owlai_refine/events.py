@@ -1,8 +1,8 @@
 """What a run reports as it goes: one event per call, per settled block, and at its start and end.
 
 The orchestrator emits events to *sinks*, plain callables ``sink(event) -> None`` given to
-:class:`~owlai_refine.refiner.Refiner` (``sinks=``). The default sink, :func:`log_event`, writes
-the JSON log's lines through ``structlog.get_logger("owlai_refine")`` and configures nothing
+:class:`~owlai_refine.pipeline.refiner.Refiner` (``sinks=``). The default sink, :func:`log_event`,
+writes the JSON log's lines through ``structlog.get_logger("owlai_refine")`` and configures nothing
 (the application, e.g. the CLI, configures structlog). A pipeline that wants the usage ledger
 in memory adds its own sink::
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import anyio
 
 from owlai_refine import RefineConfig, refine
-from owlai_refine.cassette import RecordingTransport, ReplayTransport
+from owlai_refine.serve.cassette import RecordingTransport, ReplayTransport
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CASSETTES = {

@@ -20,16 +20,16 @@ from structlog.testing import capture_logs
 
 from owlai_refine import OutcomeStatus, RefineConfig, RetryPolicy, parse, refine
 from owlai_refine.blocks import SkipReason
-from owlai_refine.cassette import ReplayTransport
 from owlai_refine.config import GuardConfig, OutputBudget
 from owlai_refine.errors import CassetteMissError
 from owlai_refine.events import CallStarted
 from owlai_refine.guard import check_reply
 from owlai_refine.guard.content import lost_words
 from owlai_refine.guard.tokens import protected_tokens
-from owlai_refine.limiter import open_limiter
-from owlai_refine.orchestrate import describe, plan
-from owlai_refine.splicer import splice, spliced_lines
+from owlai_refine.limits.limiter import open_limiter
+from owlai_refine.pipeline.orchestrate import describe, plan
+from owlai_refine.pipeline.splice import splice, spliced_lines
+from owlai_refine.serve.cassette import ReplayTransport
 from tests.support.fake_openai import FakeOpenAI, block_text
 
 NO_WAIT = RetryPolicy(max_attempts=2, wait_scale=0)
@@ -210,7 +210,7 @@ async def test_a_splice_that_changes_a_line_outside_the_blocks_returns_the_sourc
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(
-        "owlai_refine.orchestrate.splice",
+        "owlai_refine.pipeline.orchestrate.splice",
         lambda doc, new: splice(doc, new).replace("# T\n", "# X\n"),
     )
     text = "# T\n\nThe team says it works.\n\n[1] https://example.com/a\n\nAnd it says more.\n"
@@ -235,7 +235,7 @@ async def test_a_splice_that_gives_a_crlf_block_lf_endings_returns_the_source(
     refined block spliced with LF into a CRLF report changes no line outside the blocks."""
     real = spliced_lines
     monkeypatch.setattr(
-        "owlai_refine.splicer.spliced_lines",
+        "owlai_refine.pipeline.splice.spliced_lines",
         lambda doc, block, text, eol=None: real(doc, block, text, eol=eol).replace("\r\n", "\n"),
     )
     text = "# T\r\n\r\nThe team says it works.\r\n\r\nAnd it says more.\r\n"

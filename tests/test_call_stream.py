@@ -13,8 +13,8 @@ import httpx2
 import openai
 import pytest
 
-from owlai_refine.call import Reply, call_model
 from owlai_refine.errors import RetryableCallError
+from owlai_refine.serve.call import Reply, call_model
 
 pytestmark = pytest.mark.anyio
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from owlai_refine import OutcomeStatus, refine
-from owlai_refine.cassette import RecordingTransport, ReplayTransport, load_cassette
+from owlai_refine.serve.cassette import RecordingTransport, ReplayTransport, load_cassette
 from tests.support.fake_openai import FakeOpenAI
 from tests.test_refine import config, polish
 

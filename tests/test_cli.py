@@ -16,8 +16,8 @@ import pytest
 from owlai_refine import __version__
 from owlai_refine.cli import Exit, main, split_command
 from owlai_refine.config import RetryPolicy
-from owlai_refine.preflight import check_servers
-from owlai_refine.refiner import refine
+from owlai_refine.pipeline.refiner import refine
+from owlai_refine.serve.preflight import check_servers
 from tests.support.fake_openai import FakeOpenAI, Fault
 
 REPO = Path(__file__).resolve().parents[1]
@@ -232,7 +232,7 @@ def test_the_cli_parses_each_report_once_and_the_library_checks_the_server(
 ) -> None:
     """Issue 22: the pre-flight moved into the library (a ``Refiner`` checks its endpoints when
     it opens), and the CLI hands it the report it parsed, so one run parses it once."""
-    from owlai_refine import parser  # noqa: PLC0415 - the module whose parse is counted
+    from owlai_refine.pipeline import parse as parser  # noqa: PLC0415 - the module counted
 
     calls: list[int] = []
     real = parser.parse
@@ -241,7 +241,7 @@ def test_the_cli_parses_each_report_once_and_the_library_checks_the_server(
         calls.append(1)
         return real(*args, **kwargs)
 
-    for where in ("owlai_refine.cli.run.parse", "owlai_refine.refiner.parse"):
+    for where in ("owlai_refine.cli.run.parse", "owlai_refine.pipeline.refiner.parse"):
         monkeypatch.setattr(where, counted)
     report = write(tmp_path, "r.md", TEXT)
     with FakeOpenAI(reply=polish) as s:
@@ -478,7 +478,7 @@ def test_a_server_gone_after_the_check_gets_nothing_written_and_exit_2(
             no_wait = config.model_copy(update={"retry": RetryPolicy(wait_scale=0)})
             return refine(source, no_wait, **kwargs)
 
-        monkeypatch.setattr("owlai_refine.endpoint.check_servers", check_then_stop)
+        monkeypatch.setattr("owlai_refine.serve.endpoints.check_servers", check_then_stop)
         monkeypatch.setattr("owlai_refine.cli.run.refine", refine_without_waits)
         args = [str(report), "-o", str(out), "--base-url", s.base_url, "--model", "fake-model"]
         code = main(args)

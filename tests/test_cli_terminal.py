@@ -23,7 +23,7 @@ from owlai_refine.cli import Exit, main
 from owlai_refine.config import RefineConfig
 from owlai_refine.errors import ConfigError
 from owlai_refine.events import BlockSettled, CallFinished, CallStarted, RunStarted
-from owlai_refine.refiner import refine
+from owlai_refine.pipeline.refiner import refine
 from owlai_refine.results import BlockOutcome, OutcomeStatus
 from tests.support.fake_openai import FakeOpenAI
 from tests.test_cli import KEY, TEXT, polish, run_cli, write
@@ -253,12 +253,12 @@ def test_a_reply_that_moves_an_alert_marker_cannot_break_the_alert(tmp_path: Pat
 def test_a_report_with_nothing_to_send_starts_no_server(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str
 ) -> None:
-    import owlai_refine.local  # noqa: PLC0415
+    import owlai_refine.serve.local  # noqa: PLC0415
 
     def no_server(*args: object, **kwargs: object) -> object:
         raise AssertionError("the embedded server was started")
 
-    monkeypatch.setattr(owlai_refine.local, "local_server", no_server)
+    monkeypatch.setattr(owlai_refine.serve.local, "local_server", no_server)
     report = write(tmp_path, "r.md", text)
     out = tmp_path / "out.md"
     assert main([str(report), "-o", str(out)]) == Exit.OK

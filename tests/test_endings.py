@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from owlai_refine.parser import parse
-from owlai_refine.splicer import splice
-from owlai_refine.verify import changed_outside_blocks, misended_blocks, splice_faults
+from owlai_refine.pipeline.parse import parse
+from owlai_refine.pipeline.splice import splice
+from owlai_refine.pipeline.verify import changed_outside_blocks, misended_blocks, splice_faults
 from tests.support.checks import lines_with_endings, skeleton_changes
 
 CRLF = "# Title\r\n\r\nOne line.\r\n\r\n- item one\r\n- item two\r\n\r\nEnd.\r\n"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from owlai_refine import ConfigError, refine
-from owlai_refine.endpoint import canonical_url, endpoint_key
+from owlai_refine.serve.endpoints import canonical_url, endpoint_key
 from tests.support.fake_openai import FakeOpenAI
 from tests.test_refine import config
 

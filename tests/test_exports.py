@@ -12,7 +12,7 @@ import pytest
 
 import owlai_refine
 
-OPTIONAL = {"owlai_refine.local_serve", "owlai_refine.__main__"}  # scripts, not libraries
+OPTIONAL = {"owlai_refine.serve.local.child", "owlai_refine.__main__"}  # scripts, not libraries
 MODULES = [owlai_refine] + [
     importlib.import_module(m.name)
     for m in pkgutil.walk_packages(owlai_refine.__path__, "owlai_refine.")

@@ -18,7 +18,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from owlai_refine import OutcomeStatus, RetryPolicy, parse, refine
-from owlai_refine.call import parse_retry_after
+from owlai_refine.serve.call import parse_retry_after
 from tests.support.checks import changed_outside_blocks
 from tests.support.fake_openai import FakeOpenAI, Fault
 from tests.test_refine import config, polish, report

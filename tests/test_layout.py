@@ -94,7 +94,8 @@ SHADOWED_OK: dict[str, str] = {}
 
 def test_no_module_is_shadowed_by_a_name_it_exports() -> None:
     """``owlai_refine.X`` (and ``owlai_refine.sub.X``) is the module X, never a function of it
-    re-exported by the package: ``owlai_refine.orchestrate.refine_document`` must resolve."""
+    re-exported by the package: ``owlai_refine.pipeline.orchestrate.refine_document`` must
+    resolve."""
     for name in MODULES:
         if "." not in name or name.endswith("__main__") or name in SHADOWED_OK:
             continue

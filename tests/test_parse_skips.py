@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from owlai_refine.blocks import SkipReason
-from owlai_refine.parser import parse
+from owlai_refine.pipeline.parse import parse
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,8 @@ import pytest
 from owlai_refine.blocks import Block, Document
 from owlai_refine.config import GuardConfig, OutputBudget
 from owlai_refine.guard import check_reply
-from owlai_refine.parser import parse
-from owlai_refine.prompt import (
+from owlai_refine.pipeline.parse import parse
+from owlai_refine.pipeline.prompt import (
     EXAMPLE_REPLY,
     EXAMPLE_REQUEST,
     FINE_REQUEST,

@@ -7,7 +7,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from owlai_refine.prompt import estimate_tokens
+from owlai_refine.pipeline.prompt import estimate_tokens
 
 
 def by_definition(text: str) -> int:

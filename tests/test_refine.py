@@ -28,8 +28,8 @@ from owlai_refine import (
     refine,
     refine_sync,
 )
-from owlai_refine.cassette import RecordingTransport, ReplayTransport
 from owlai_refine.events import CallFinished, RefineEvent
+from owlai_refine.serve.cassette import RecordingTransport, ReplayTransport
 from tests.support.checks import changed_outside_blocks
 from tests.support.fake_openai import FakeOpenAI, Fault
 
@@ -374,7 +374,8 @@ async def test_a_broken_splice_returns_the_source_untouched(
 ) -> None:
     """The byte-exact check after splicing is a safety net: if the splicer ever broke a line
     outside the refined blocks, the run keeps the whole source rather than a damaged report."""
-    refine_module = importlib.import_module("owlai_refine.orchestrate")  # the package's `refine`
+    # the package's `refine`
+    refine_module = importlib.import_module("owlai_refine.pipeline.orchestrate")
     real = refine_module.splice
     monkeypatch.setattr(refine_module, "splice", lambda doc, new: real(doc, new) + "junk")
     text = report(3)

@@ -14,8 +14,8 @@ import httpx2
 import pytest
 
 from owlai_refine import Backend, parse, refine
-from owlai_refine.cassette import ReplayTransport
 from owlai_refine.results import RefineResult
+from owlai_refine.serve.cassette import ReplayTransport
 from tests.record_cassettes import CASSETTES, FIXTURES, replay_config
 from tests.support.checks import changed_outside_blocks
 from tests.support.reviewed import REVIEWED

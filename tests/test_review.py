@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from owlai_refine.cli import Exit, main
 from owlai_refine.config import RetryPolicy
-from owlai_refine.parser import parse
-from owlai_refine.refiner import refine
+from owlai_refine.pipeline.parse import parse
+from owlai_refine.pipeline.refiner import refine
 from owlai_refine.results import BlockOutcome, OutcomeStatus, RefineResult, TokenTotals
 from owlai_refine.review import review_page, word_diff
 from owlai_refine.review.terminal import diff_text

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.cells import cell_len
 
-from owlai_refine.parser import parse
-from owlai_refine.rewrap import rewrap
-from owlai_refine.splicer import splice
+from owlai_refine.pipeline.parse import parse
+from owlai_refine.pipeline.rewrap import rewrap
+from owlai_refine.pipeline.splice import splice
 from tests.record_cassettes import FIXTURES
 
 

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from owlai_refine.blocks import Document
-from owlai_refine.parser import parse, split_lines
-from owlai_refine.splicer import splice
+from owlai_refine.pipeline.parse import parse, split_lines
+from owlai_refine.pipeline.splice import splice
 from tests.support.checks import skeleton_changes
 from tests.support.reports import shared_reports
 

@@ -24,7 +24,7 @@ SMOLLM2 = REPO / "fixtures" / "vllm" / "smollm2-135m-config.json"
 
 RUN_MODULES = ("openai", "httpx2", "anyio", "tenacity", "prometheus_client", "markdown_it")
 ANALYSERS = ("lemminflect", "kiwipiepy", "fugashi", "jieba", "spellchecker")
-OURS = ("owlai_refine.refiner", "owlai_refine.guard", "owlai_refine.cli.run")
+OURS = ("owlai_refine.pipeline.refiner", "owlai_refine.guard", "owlai_refine.cli.run")
 
 _LOADED = """
 import json, sys

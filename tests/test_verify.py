@@ -6,9 +6,9 @@ from collections import Counter
 
 import pytest
 
-from owlai_refine.parser import parse
-from owlai_refine.splicer import splice
-from owlai_refine.verify import changed_outside_blocks, token_drift
+from owlai_refine.pipeline.parse import parse
+from owlai_refine.pipeline.splice import splice
+from owlai_refine.pipeline.verify import changed_outside_blocks, token_drift
 
 SOURCE = "# Title\r\n\r\nFirst paragraph.\r\n\r\n- item one\r\n- item two\r\n"
 

@@ -6,7 +6,7 @@ from typing import TextIO
 
 from owlai_refine.blocks import Document
 from owlai_refine.config import RefineConfig
-from owlai_refine.prompt import estimate_tokens, max_tokens_for, skip_reason
+from owlai_refine.pipeline.prompt import estimate_tokens, max_tokens_for, skip_reason
 
 __all__ = ["EXCERPT_CHARS", "excerpt", "print_plan"]
 

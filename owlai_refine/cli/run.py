@@ -22,7 +22,6 @@ import pydantic
 import structlog
 
 from owlai_refine.blocks import Document
-from owlai_refine.cassette import RecordingTransport, ReplayTransport
 from owlai_refine.cli.dryrun import print_plan
 from owlai_refine.cli.files import (
     Backup,
@@ -41,11 +40,12 @@ from owlai_refine.config import RefineConfig
 from owlai_refine.errors import CassetteError, ConfigError, OutputError, RefineError
 from owlai_refine.events import log_event
 from owlai_refine.exit_codes import Exit
-from owlai_refine.parser import parse
-from owlai_refine.refiner import refine
+from owlai_refine.pipeline.parse import parse
+from owlai_refine.pipeline.refiner import refine
 from owlai_refine.results import RefineResult
 from owlai_refine.review import diff_text, review_page
 from owlai_refine.scrub import scrubbed_stream, url_secrets
+from owlai_refine.serve.cassette import RecordingTransport, ReplayTransport
 
 __all__ = ["run_report"]
 

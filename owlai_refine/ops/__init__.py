@@ -215,7 +215,7 @@ def run_doctor(argv: list[str]) -> int:
             format_checks,
             run_checks,
         )
-        from owlai_refine.ops.http import server_urls
+        from owlai_refine.serve.server import server_urls
 
         p = _Parser(
             prog="refine doctor",

@@ -48,11 +48,11 @@ from owlai_refine.ops.crosscheck import (
     run_vllm_bench,
     vllm_bench_argv,
 )
-from owlai_refine.ops.http import ServerError, fetch_metrics, fetch_models, server_urls
-from owlai_refine.ops.metrics import PREFIX_HITS
 from owlai_refine.ops.prompts import Messages, fit_body, make_messages, new_prefix
 from owlai_refine.ops.serverlog import ServerLog
 from owlai_refine.ops.sweep import RequestSpec, delta_of, run_request, run_step
+from owlai_refine.serve.metrics import PREFIX_HITS
+from owlai_refine.serve.server import ServerError, fetch_metrics, fetch_models, server_urls
 
 __all__ = [
     "BenchOptions",

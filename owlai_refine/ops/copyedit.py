@@ -4,7 +4,7 @@
 A copy edit's output is mostly its input, the case draft-free speculative decoding exists for
 (vLLM's ``--speculative-config '{"method": "ngram", ...}'``, or ``suffix``): its gain shows only
 on such a workload, not on the sweep's made-up prompts. So this mode refines ``REPORT``
-against the server, ``repeats`` times, through one :class:`~owlai_refine.refiner.Refiner`
+against the server, ``repeats`` times, through one :class:`~owlai_refine.pipeline.refiner.Refiner`
 (streamed, so each block's time to first token is measured), and reports per run:
 
 - ``tpot_s``: time per output token after the first, over the run's blocks: ``sum(latency -
@@ -30,8 +30,8 @@ import httpx2
 from pydantic import BaseModel, ConfigDict, SecretStr
 
 from owlai_refine.config import RefineConfig, redact_url
-from owlai_refine.ops.http import ServerError, fetch_metrics, server_urls
-from owlai_refine.refiner import Refiner
+from owlai_refine.pipeline.refiner import Refiner
+from owlai_refine.serve.server import ServerError, fetch_metrics, server_urls
 
 __all__ = [
     "ACCEPTED",

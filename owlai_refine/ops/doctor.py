@@ -42,11 +42,17 @@ from urllib.parse import urlsplit
 import httpx2
 import openai
 
-from owlai_refine.ops.http import ModelInfo, ServerError, ServerUrls, fetch_metrics, fetch_models
-from owlai_refine.ops.metrics import Metrics
 from owlai_refine.ops.modelarch import ModelArch
 from owlai_refine.ops.planlog import kv_plan_check
 from owlai_refine.ops.serverlog import ServerLog
+from owlai_refine.serve.metrics import Metrics
+from owlai_refine.serve.server import (
+    ModelInfo,
+    ServerError,
+    ServerUrls,
+    fetch_metrics,
+    fetch_models,
+)
 
 __all__ = [
     "Check",

@@ -21,7 +21,7 @@ CONFIG = GuardConfig()
 
 def block_for(text: str, kind: str) -> Block:
     """The one block of a document holding ``text`` as a paragraph or a bullet item."""
-    from owlai_refine.parser import parse  # noqa: PLC0415 - keeps the fixtures' imports tidy
+    from owlai_refine.pipeline.parse import parse  # noqa: PLC0415 - keeps the fixtures' imports tidy
 
     source = "- " + text.replace("\n", "\n  ") if kind == "list_item" else text
     (block,) = parse(source).blocks

@@ -8,7 +8,7 @@ from owlai_refine.config import GuardConfig
 from owlai_refine.guard import check_reply
 from owlai_refine.guard._md import prose
 from owlai_refine.guard.content import added_words, content_tokens, lost_sentences
-from owlai_refine.parser import parse
+from owlai_refine.pipeline.parse import parse
 
 
 def test_content_tokens() -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from owlai_refine.config import GuardConfig
 from owlai_refine.guard import check_reply
-from owlai_refine.parser import parse
+from owlai_refine.pipeline.parse import parse
 
 REPORT = (
     "# The AI Inference Market: Analyzing Emerging Leaders\n\n## Fireworks.ai Profile\n\n"

@@ -15,7 +15,7 @@ import pytest
 from benchmarks.guard_quality import accepted, load_rows
 from owlai_refine.config import GuardConfig
 from owlai_refine.guard import check_reply
-from owlai_refine.parser import parse
+from owlai_refine.pipeline.parse import parse
 from tests.support.reports import SHARED
 
 ROWS = load_rows()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from owlai_refine.blocks import Block, BlockKind
 from owlai_refine.config import GuardConfig
 from owlai_refine.guard import Reason, Verdict, check_reply
-from owlai_refine.parser import parse
+from owlai_refine.pipeline.parse import parse
 
 CONFIG = GuardConfig()
 QUANTUM = "Quantum computers threaten RSA and ECC [1]."

@@ -7,8 +7,8 @@ import pytest
 from owlai_refine.blocks import Block
 from owlai_refine.config import GuardConfig
 from owlai_refine.guard import check_reply
-from owlai_refine.parser import parse
-from owlai_refine.prompt import FINE_REQUEST, UNCHANGED_MARKER
+from owlai_refine.pipeline.parse import parse
+from owlai_refine.pipeline.prompt import FINE_REQUEST, UNCHANGED_MARKER
 
 
 def _block(text: str) -> Block:

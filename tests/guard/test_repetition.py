@@ -13,7 +13,7 @@ from owlai_refine.blocks import Block
 from owlai_refine.config import GuardConfig
 from owlai_refine.guard import Reason, watchdog_for
 from owlai_refine.guard.repetition import MAX_UNIT, RepetitionDetector, repetition_problem, units
-from owlai_refine.parser import parse
+from owlai_refine.pipeline.parse import parse
 
 CONFIG = GuardConfig()
 CHARS_PER_TOKEN = 4  # English, roughly; the yardstick for "256 tokens"

@@ -17,7 +17,7 @@ import pytest
 from owlai_refine.blocks import Block, BlockKind
 from owlai_refine.config import GuardConfig
 from owlai_refine.guard import check_reply, problems, watchdog_for
-from owlai_refine.parser import parse
+from owlai_refine.pipeline.parse import parse
 from tests.support.reports import sample_reports, shared_reports
 
 REPORTS = sample_reports()

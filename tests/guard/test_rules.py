@@ -11,7 +11,7 @@ from owlai_refine.config import GuardConfig
 from owlai_refine.guard import RULES, Reason, check_reply
 from owlai_refine.guard.edits import EditClass
 from owlai_refine.guard.pair import Pair
-from owlai_refine.parser import parse
+from owlai_refine.pipeline.parse import parse
 
 CONFIG = GuardConfig()
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from owlai_refine.ops.metrics import (
+from owlai_refine.ops.sweep import delta_of
+from owlai_refine.serve.metrics import (
     KV_USAGE,
     PREEMPTIONS,
     PREFIX_HITS,
@@ -12,7 +13,6 @@ from owlai_refine.ops.metrics import (
     MetricsParseError,
     parse_metrics,
 )
-from owlai_refine.ops.sweep import delta_of
 
 from .conftest import fixture_text
 

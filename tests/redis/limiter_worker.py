@@ -23,7 +23,7 @@ import anyio.to_thread
 import structlog
 
 from owlai_refine.errors import LimiterError
-from owlai_refine.redis_limiter import RedisLimiter
+from owlai_refine.limits.redis import RedisLimiter
 from tests.support.fake_openai import hold
 
 EXIT_LIMITER_ERROR = 3

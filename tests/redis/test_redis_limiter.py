@@ -20,8 +20,8 @@ import redis
 from structlog.testing import capture_logs
 
 from owlai_refine.errors import ConfigError, LimiterError
-from owlai_refine.limiter import SlotLimiter
-from owlai_refine.redis_limiter import RedisLimiter, key_prefix_for
+from owlai_refine.limits.limiter import SlotLimiter
+from owlai_refine.limits.redis import RedisLimiter, key_prefix_for
 from tests.redis.redis_fixture import RedisServer, free_port
 
 pytestmark = pytest.mark.anyio

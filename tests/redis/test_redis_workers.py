@@ -25,7 +25,7 @@ import anyio
 import anyio.to_thread
 import redis
 
-from owlai_refine.redis_limiter import RedisLimiter, key_prefix_for
+from owlai_refine.limits.redis import RedisLimiter, key_prefix_for
 from tests.redis.redis_fixture import RedisServer
 from tests.support.fake_openai import FakeOpenAI, hold
 

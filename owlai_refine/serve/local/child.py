@@ -1,8 +1,8 @@
 """Child process of the embedded server: run llama.cpp's HTTP server until SIGTERM/SIGINT.
 
-usage: python -m owlai_refine.local_serve MODEL.gguf PORT SLOTS CTX_PER_SLOT THREADS ALIAS
+usage: python -m owlai_refine.serve.local.child MODEL.gguf PORT SLOTS CTX_PER_SLOT THREADS ALIAS
 
-Started by :func:`owlai_refine.local.local_server`; not meant to be run by hand.
+Started by :func:`owlai_refine.serve.local.local_server`; not meant to be run by hand.
 """
 
 from __future__ import annotations

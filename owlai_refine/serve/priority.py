@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from owlai_refine.config import Backend, RefineConfig
-from owlai_refine.droppable import DroppableField
+from owlai_refine.serve.droppable import DroppableField
 
 __all__ = ["PriorityPolicy"]
 

@@ -7,7 +7,7 @@ retry back-off waits happen outside it. Every limiter is an async context manage
         await send_request()
 
 The default is one ``anyio.CapacityLimiter`` per endpoint, owned by the
-:class:`~owlai_refine.refiner.Refiner` that opened it: every report refined through that
+:class:`~owlai_refine.pipeline.refiner.Refiner` that opened it: every report refined through that
 ``Refiner`` shares it, so two reports refined at once against one vLLM server still send at
 most ``max_num_seqs`` requests. There is no process-wide registry: to share a cap, share the
 ``Refiner`` or pass the same limiter (the Redis one shares it across processes and hosts).
@@ -57,7 +57,7 @@ def open_limiter(
     url: str | None, endpoint_key: str, slots: int, *, lease_s: float, stack: AsyncExitStack
 ) -> SlotLimiter:
     """A new limiter for one endpoint: an ``anyio.CapacityLimiter(slots)`` (``url=None``), or a
-    :class:`~owlai_refine.redis_limiter.RedisLimiter` shared through ``url``
+    :class:`~owlai_refine.limits.redis.RedisLimiter` shared through ``url``
     (``redis://HOST:PORT/DB``) with ``lease_s`` seconds leases, closed when ``stack`` closes.
 
     Raises :class:`~owlai_refine.errors.ConfigError` if the ``redis`` extra is missing or the
@@ -68,7 +68,7 @@ def open_limiter(
     if url is None:
         return anyio.CapacityLimiter(slots)
     try:
-        from owlai_refine.redis_limiter import RedisLimiter  # noqa: PLC0415 - optional extra
+        from owlai_refine.limits.redis import RedisLimiter  # noqa: PLC0415 - optional extra
     except ImportError as exc:
         raise ConfigError(
             "a Redis limiter needs the redis extra: pip install 'owlai-refine[redis]'"

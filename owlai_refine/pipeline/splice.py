@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from owlai_refine.blocks import Block, Document
-from owlai_refine.parser import text_lines
+from owlai_refine.pipeline.parse import text_lines
 
 __all__ = ["splice", "spliced_lines"]
 

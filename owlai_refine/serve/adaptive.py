@@ -46,8 +46,8 @@ import structlog
 from anyio.abc import TaskGroup
 
 from owlai_refine.config import Backend, RefineConfig, redact_url
-from owlai_refine.limiter import SlotLimiter
-from owlai_refine.routing import EndpointPool
+from owlai_refine.limits.limiter import SlotLimiter
+from owlai_refine.serve.routing import EndpointPool
 
 __all__ = [
     "AdaptiveCap",

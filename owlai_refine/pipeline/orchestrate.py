@@ -2,12 +2,12 @@
 
     plan      which blocks to send (longest first) and the outcomes of those never sent
     dispatch  one task per block: send (retries, one slot per attempt), judge the reply,
-              re-wrap an accepted one at the block's own width (:mod:`owlai_refine.rewrap`)
+              re-wrap an accepted one at the block's own width (:mod:`owlai_refine.pipeline.rewrap`)
     assemble  splice the accepted replies in document order, check the splice, sum the tokens
 
-:func:`refine_document` runs them against an open :class:`~owlai_refine.routing.EndpointPool`;
-:class:`~owlai_refine.refiner.Refiner` owns the pool and calls it once per report. Every call,
-settled block and the run's start and end go to the run's event sinks
+:func:`refine_document` runs them against an open :class:`~owlai_refine.serve.routing.EndpointPool`;
+:class:`~owlai_refine.pipeline.refiner.Refiner` owns the pool and calls it once per report. Every
+call, settled block and the run's start and end go to the run's event sinks
 (:mod:`owlai_refine.events`); nothing here logs except the block text at debug level.
 """
 
@@ -25,7 +25,6 @@ import anyio
 import structlog
 
 from owlai_refine.blocks import Block, Document
-from owlai_refine.call import Limits, Reply, call_model
 from owlai_refine.config import RefineConfig, redact_url
 from owlai_refine.errors import (
     AuthError,
@@ -50,15 +49,16 @@ from owlai_refine.events import (
     SpliceCheckFailed,
 )
 from owlai_refine.guard import Reason, check_reply, watchdog_for
-from owlai_refine.prediction import PredictionPolicy
-from owlai_refine.priority import PriorityPolicy
-from owlai_refine.prompt import (
+from owlai_refine.pipeline.prompt import (
     build_messages,
     estimate_tokens,
     max_tokens_for,
     report_context,
     skip_reason,
 )
+from owlai_refine.pipeline.rewrap import rewrap
+from owlai_refine.pipeline.splice import splice
+from owlai_refine.pipeline.verify import splice_faults
 from owlai_refine.results import (
     BlockOutcome,
     OutcomeStatus,
@@ -66,11 +66,11 @@ from owlai_refine.results import (
     TokenTotals,
     is_truncated,
 )
-from owlai_refine.retry import Breaker, RetryClock, retrying
-from owlai_refine.rewrap import rewrap
-from owlai_refine.routing import Endpoint, EndpointPool
-from owlai_refine.splicer import splice
-from owlai_refine.verify import splice_faults
+from owlai_refine.serve.call import Limits, Reply, call_model
+from owlai_refine.serve.prediction import PredictionPolicy
+from owlai_refine.serve.priority import PriorityPolicy
+from owlai_refine.serve.retry import Breaker, RetryClock, retrying
+from owlai_refine.serve.routing import Endpoint, EndpointPool
 
 __all__ = ["describe", "plan", "refine_document", "workers_for"]
 
@@ -270,8 +270,8 @@ class _Run:
         wd: Callable[[str], str | None] | None,
     ) -> Reply:
         """One request, with ``priority`` and ``prediction`` where the endpoint takes them; sent
-        again at once without a field the server refuses (see :mod:`owlai_refine.priority`,
-        :mod:`owlai_refine.prediction`), with the same watchdog ``wd``: the refused request
+        again at once without a field the server refuses (see :mod:`owlai_refine.serve.priority`,
+        :mod:`owlai_refine.serve.prediction`), with the same watchdog ``wd``: the refused request
         read no reply."""
         call = partial(
             call_model,
@@ -480,7 +480,7 @@ async def refine_document(
 
     Raises ``AuthError`` and ``CassetteMissError`` (after a :class:`RunAborted` event); every
     other failure is a block's ``failed`` outcome. See :meth:`Refiner.refine
-    <owlai_refine.refiner.Refiner.refine>`.
+    <owlai_refine.pipeline.refiner.Refiner.refine>`.
     """
     started = time.perf_counter()
     run = _Run(

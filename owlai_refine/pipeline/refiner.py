@@ -31,17 +31,17 @@ import anyio.from_thread
 import httpx2
 import structlog
 
-from owlai_refine.adaptive import start_adaptive
 from owlai_refine.blocks import Document
 from owlai_refine.config import RefineConfig
-from owlai_refine.endpoint import open_pool
 from owlai_refine.errors import ConfigError
 from owlai_refine.events import EventSink, log_event
-from owlai_refine.limiter import SlotLimiter
-from owlai_refine.orchestrate import plan, refine_document
-from owlai_refine.parser import parse
+from owlai_refine.limits.limiter import SlotLimiter
+from owlai_refine.pipeline.orchestrate import plan, refine_document
+from owlai_refine.pipeline.parse import parse
 from owlai_refine.results import RefineResult
-from owlai_refine.routing import EndpointPool
+from owlai_refine.serve.adaptive import start_adaptive
+from owlai_refine.serve.endpoints import open_pool
+from owlai_refine.serve.routing import EndpointPool
 
 __all__ = ["Refiner", "SyncRefiner", "refine", "refine_sync"]
 
@@ -56,14 +56,14 @@ class Refiner:
 
     ``config`` says where the model is (default ``RefineConfig()``: the embedded llama.cpp
     server, which needs ``owlai-refine[local]``). ``transport`` replaces the network
-    (``owlai_refine.cassette`` record/replay; with a replay transport no server is started).
+    (``owlai_refine.serve.cassette`` record/replay; with a replay transport no server is started).
     ``limiter`` replaces the slot limiter of a single endpoint (default: one
     ``anyio.CapacityLimiter(config.slots)`` per endpoint owned by this ``Refiner``, or
     ``config.limiter``'s Redis one). ``sinks`` receive every event of every run (default: the
     JSON log, :func:`~owlai_refine.events.log_event`; pass ``[]`` for none).
 
     Entering it checks the configured endpoints once
-    (:func:`owlai_refine.preflight.check_servers`: one ``GET /v1/models`` each, no retries):
+    (:func:`owlai_refine.serve.preflight.check_servers`: one ``GET /v1/models`` each, no retries):
     it passes when at least one answers and each that lists models lists ``config.model``.
     No check is made against the embedded server (this ``Refiner`` starts it), through an
     offline transport (cassette replay: no server is needed; the model, if not configured, is
@@ -142,7 +142,7 @@ class Refiner:
         (closed with ``stack``) when the config names no endpoint."""
         if self.config.base_urls:
             return list(self.config.base_urls), None
-        from owlai_refine.local import LOCAL_MODEL_NAME, local_server  # noqa: PLC0415 - extra
+        from owlai_refine.serve.local import LOCAL_MODEL_NAME, local_server  # noqa: PLC0415 - extra
 
         model = self.config.model or LOCAL_MODEL_NAME
         if self.transport is not None and getattr(self.transport, "offline", False):
@@ -214,7 +214,7 @@ async def refine(
     )
     check = True
     if not plan(doc, config)[0]:  # nothing to send: no model lookup, no embedded server
-        from owlai_refine.local import LOCAL_MODEL_NAME  # noqa: PLC0415 - optional extra
+        from owlai_refine.serve.local import LOCAL_MODEL_NAME  # noqa: PLC0415 - optional extra
 
         embedded = config.base_url is None
         config = config.model_copy(

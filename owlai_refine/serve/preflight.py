@@ -1,7 +1,7 @@
 """Before the first block: is each server there, and does it serve the model we will ask for?
 
 The one module that reads an endpoint's ``GET /v1/models`` for a run (the operator tools in
-``owlai_refine.ops`` have their own reads). A :class:`~owlai_refine.refiner.Refiner` calls
+``owlai_refine.ops`` have their own reads). A :class:`~owlai_refine.pipeline.refiner.Refiner` calls
 :func:`check_servers` once when it opens, so that a wrong model or an unreachable server is one
 :class:`~owlai_refine.errors.ConfigError` before any block is sent (and, from the CLI, one line
 and exit 2 before any output is written), instead of a failure per block after its retries.

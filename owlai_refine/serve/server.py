@@ -16,7 +16,7 @@ import httpx2
 
 from owlai_refine.config import redact_url
 from owlai_refine.errors import ConfigError, InputError
-from owlai_refine.ops.metrics import Metrics, MetricsParseError, parse_metrics
+from owlai_refine.serve.metrics import Metrics, MetricsParseError, parse_metrics
 
 __all__ = [
     "ModelInfo",

@@ -1,4 +1,4 @@
-"""Lua scripts behind :class:`owlai_refine.redis_limiter.RedisLimiter`.
+"""Lua scripts behind :class:`owlai_refine.limits.redis.RedisLimiter`.
 
 Each script runs atomically on the Redis server, so expiry cleanup, queueing and admission can
 never interleave between workers. Time comes from the server (``TIME``), never from a worker's

@@ -1,6 +1,6 @@
 """A slot limiter shared by many worker processes and hosts, kept in Redis.
 
-:class:`RedisLimiter` satisfies :class:`owlai_refine.limiter.SlotLimiter`: ``async with
+:class:`RedisLimiter` satisfies :class:`owlai_refine.limits.limiter.SlotLimiter`: ``async with
 limiter:`` waits for and holds one of ``slots`` slots for one endpoint (base URL + model),
 counted across every process that uses the same Redis database and endpoint key. It needs the
 optional extra ``owlai-refine[redis]`` and the asyncio event loop (``redis.asyncio``). All time
@@ -13,7 +13,7 @@ Slots are leases
     slots come back at most ``lease_s`` after its last renewal; waiters notice at once if any
     other worker's renewal or poll sweeps the expired lease (sweeps publish a wake-up), otherwise
     at their next poll (at most ``lease_s / 3`` later). Acquisition, renewal, release and expiry
-    cleanup are Lua scripts (``owlai_refine._redis_scripts``), each atomic on the server.
+    cleanup are Lua scripts (``owlai_refine.limits._redis_scripts``), each atomic on the server.
 
 Fairness (what is guaranteed)
     Admission is first come, first served by ticket across all limiter instances on the same
@@ -85,9 +85,9 @@ from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import RedisError
 from redis.retry import Retry
 
-from owlai_refine import _redis_scripts as lua
 from owlai_refine.config import redact_url
 from owlai_refine.errors import ConfigError, LimiterError
+from owlai_refine.limits import _redis_scripts as lua
 
 __all__ = ["LimiterSnapshot", "RedisLimiter", "key_prefix_for"]
 
@@ -213,7 +213,7 @@ class RedisLimiter:
         return float(self._slots)
 
     def set_slots(self, slots: int) -> None:
-        """Ask for ``slots`` from now on (the adaptive cap, :mod:`owlai_refine.adaptive`).
+        """Ask for ``slots`` from now on (the adaptive cap, :mod:`owlai_refine.serve.adaptive`).
 
         Registered at this instance's next acquisition or renewal; the smallest count asked for
         by a live instance is the cap in force, so a lower count shrinks the shared cap for
@@ -263,7 +263,7 @@ class RedisLimiter:
         self._by_task.setdefault(anyio.get_current_task().id, []).append(lease_id)
         if self._renewer is None or self._renewer.done():
             self._renewer = asyncio.get_running_loop().create_task(
-                self._renew_loop(), name=f"owlai_refine.redis_limiter.renew[{self.holder_id}]"
+                self._renew_loop(), name=f"owlai_refine.limits.redis.renew[{self.holder_id}]"
             )
         _log.debug(
             "limiter.acquired",

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from owlai_refine.blocks import Block, Document
 from owlai_refine.guard.tokens import protected_tokens
-from owlai_refine.parser import split_lines, text_lines
+from owlai_refine.pipeline.parse import split_lines, text_lines
 
 __all__ = ["changed_outside_blocks", "misended_blocks", "splice_faults", "token_drift"]
 

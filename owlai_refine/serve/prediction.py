@@ -7,7 +7,7 @@ cloud block call takes about the time of its changes. It is sent on every block 
 default for ``--backend cloud``; never beside a parameter the API refuses with it). A model or
 endpoint that does not take it answers HTTP 400 naming the field: that endpoint is then marked
 as refusing it (WARNING ``refine.prediction_refused``, once per endpoint and run) and the same
-request is sent again at once without it, as :mod:`owlai_refine.priority` does for
+request is sent again at once without it, as :mod:`owlai_refine.serve.priority` does for
 ``priority``; no block fails over it.
 """
 
@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from owlai_refine.config import RefineConfig
-from owlai_refine.droppable import DroppableField
+from owlai_refine.serve.droppable import DroppableField
 
 __all__ = ["PredictionPolicy"]
 

@@ -27,7 +27,7 @@ import structlog
 from anyio.abc import TaskGroup
 
 from owlai_refine.config import redact_url
-from owlai_refine.limiter import SlotLimiter
+from owlai_refine.limits.limiter import SlotLimiter
 
 __all__ = ["Endpoint", "EndpointPool"]
 
@@ -61,8 +61,8 @@ class _Waiter:
 
 
 class EndpointPool:
-    """The endpoints of one :class:`~owlai_refine.refiner.Refiner` and the routing of requests
-    to their slots, shared by every report refined through it (the FIFO queue included).
+    """The endpoints of one :class:`~owlai_refine.pipeline.refiner.Refiner` and the routing of
+    requests to their slots, shared by every report refined through it (the FIFO queue included).
 
     ``set_aside_s`` and ``probe_interval_s`` are in seconds. Use :meth:`slot` around each
     request; with several endpoints, :meth:`start` must run the dispatchers in a task group

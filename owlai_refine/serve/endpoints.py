@@ -13,9 +13,9 @@ import openai
 
 from owlai_refine.config import RefineConfig, redact_url
 from owlai_refine.errors import ConfigError
-from owlai_refine.limiter import SlotLimiter, open_limiter
-from owlai_refine.preflight import check_servers
-from owlai_refine.routing import Endpoint, EndpointPool
+from owlai_refine.limits.limiter import SlotLimiter, open_limiter
+from owlai_refine.serve.preflight import check_servers
+from owlai_refine.serve.routing import Endpoint, EndpointPool
 
 __all__ = ["canonical_url", "endpoint_key", "make_client", "open_pool"]
 
@@ -108,11 +108,11 @@ async def open_pool(
 
     ``model``, when given, is known already (the embedded server) and nothing is checked.
     Otherwise the new clients make the pre-flight
-    (:func:`owlai_refine.preflight.check_servers`: one ``GET /models`` each), which also tells
+    (:func:`owlai_refine.serve.preflight.check_servers`: one ``GET /models`` each), which also tells
     the model when ``config.model`` does not; with ``preflight=False`` and ``config.model``
     set, nothing is asked. The model is used on every endpoint. ``limiter`` replaces the
     limiter of a single endpoint; otherwise each gets
-    :func:`~owlai_refine.limiter.open_limiter` for ``config.limiter``.
+    :func:`~owlai_refine.limits.limiter.open_limiter` for ``config.limiter``.
 
     Raises :class:`ConfigError` (no server reachable, the model not served or not to be told,
     one server listed twice, ``limiter`` with several endpoints, Redis extra missing) and

@@ -1,11 +1,11 @@
 """A request field an endpoint may refuse: sent until a 400 names it, then dropped there.
 
-``priority`` (:mod:`owlai_refine.priority`) and ``prediction`` (:mod:`owlai_refine.prediction`)
-are optional: a server that does not take one answers HTTP 400 naming it. :class:`DroppableField`
-is that shared mechanism: it adds the field to a request's extra body unless the caller set it
-already or the endpoint refused it, and on a refusal marks the endpoint (a WARNING once per
-endpoint and run) and tells the caller to send the same request again at once without it; no
-block fails over it.
+``priority`` (:mod:`owlai_refine.serve.priority`) and ``prediction``
+(:mod:`owlai_refine.serve.prediction`) are optional: a server that does not take one answers HTTP
+400 naming it. :class:`DroppableField` is that shared mechanism: it adds the field to a request's
+extra body unless the caller set it already or the endpoint refused it, and on a refusal marks the
+endpoint (a WARNING once per endpoint and run) and tells the caller to send the same request again
+at once without it; no block fails over it.
 """
 
 from __future__ import annotations

@@ -167,7 +167,14 @@ async def local_server(slots: int = 4, *, startup_timeout_s: float = 120.0) -> A
     port = _free_port()
     log_path = cache_dir() / f"llama-server-{port}.log"
     threads = os.environ.get("OWLAI_REFINE_LOCAL_THREADS", "1")
-    cmd = [sys.executable, "-m", "owlai_refine.local_serve", str(model), str(port), str(slots)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "owlai_refine.serve.local.child",
+        str(model),
+        str(port),
+        str(slots),
+    ]
     cmd += [str(CTX_PER_SLOT), threads, LOCAL_MODEL_NAME]
     with log_path.open("wb") as log_file:
         proc = await anyio.open_process(
@@ -195,7 +202,3 @@ async def local_server(slots: int = 4, *, startup_timeout_s: float = 120.0) -> A
                     await proc.wait()
                 log_path.unlink(missing_ok=True)
             # else it crashed: its log stays, and the errors name it
-
-
-if __name__ == "__main__":  # ``python -m owlai_refine.local``: fetch the model now, print its path
-    print(ensure_model())  # noqa: T201 - this is the command's output
