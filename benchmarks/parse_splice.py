@@ -22,7 +22,7 @@ from pathlib import Path
 
 from benchmarks._common import print_table, read_report, report_paths
 from owlai_refine import parse, splice
-from owlai_refine.pipeline.parse import markdown_parser
+from owlai_refine.markdown import markdown_parser
 
 
 def _edit(text: str) -> str:

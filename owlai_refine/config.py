@@ -157,8 +157,8 @@ class RefineConfig(_Frozen):
     server's prefix cache reuses them across blocks; ``block-first`` is kept for benchmarks."""
 
     unchanged_marker: bool = True
-    """Offer the "no change needed" marker (``owlai_refine.pipeline.prompt.UNCHANGED_MARKER``) as
-    the whole reply for a block that is already fine: such a block then costs a few decode tokens
+    """Offer the "no change needed" marker (``owlai_refine.markers.UNCHANGED_MARKER``) as the
+    whole reply for a block that is already fine: such a block then costs a few decode tokens
     instead of its whole length again (the guard reads the marker alone as ``unchanged`` and
     refuses it with other text around it). ``max_tokens`` is the same either way. ``False``:
     the prompt without it (the recorded cassettes were made so)."""

@@ -1,5 +1,7 @@
 """The inline markers a report's facts hang on, as the one set of patterns shared by the parser
-(a block holding nothing else is not sent) and the guard (a reply must keep them all).
+(a block holding nothing else is not sent) and the guard (a reply must keep them all); and the
+two marks the prompt writes and the guard reads back in a reply (:data:`UNCHANGED_MARKER`,
+:data:`SECTION_LABEL`).
 
 Pure data, no IO (tested in ``tests/test_parse_skips.py`` and ``tests/guard/``). Each pattern
 matches the marker as written in Markdown source; a marker escaped with a backslash
@@ -12,7 +14,7 @@ import re
 
 from owlai_refine.scripts import CJK, CJK_PUNCT
 
-__all__ = ["BARE_URL", "CITATION", "FOOTNOTE_REF"]
+__all__ = ["BARE_URL", "CITATION", "FOOTNOTE_REF", "SECTION_LABEL", "UNCHANGED_MARKER"]
 
 CITATION = re.compile(
     r"(?<!\\)\[\s*\d+(?:\s*[,\u2013\u2014-]\s*\d+)*\s*\]"
@@ -31,3 +33,12 @@ BARE_URL = re.compile(
 """A URL written out in the text (``https://``, ``ftp://`` or ``www.``), up to whitespace, a
 quote, an angle bracket, CJK punctuation or a CJK letter (a Korean particle glued to a URL,
 ``...)의``, is no part of it); the guard trims trailing sentence punctuation."""
+
+UNCHANGED_MARKER = "<unchanged/>"
+"""The whole reply for a block that needs no change (``marker=True``): a few tokens instead of
+the block again. Offered by the prompt (:mod:`owlai_refine.pipeline.prompt`), read by the guard
+(``owlai_refine.guard.marker``)."""
+
+SECTION_LABEL = "Section:"
+"""Starts the per-block message's first line (the block's heading path). The guard drops this
+line if a model echoes it before its answer."""

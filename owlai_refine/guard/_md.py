@@ -16,8 +16,8 @@ from markdown_it.rules_core import text_join
 from markdown_it.rules_core.state_core import StateCore
 from markdown_it.token import Token
 
+from owlai_refine.markdown import markdown_parser
 from owlai_refine.markers import BARE_URL
-from owlai_refine.pipeline.parse import markdown_parser
 
 __all__ = ["parse_tokens", "prose"]
 

@@ -1,5 +1,5 @@
-"""The "no change needed" marker: a reply that is
-:data:`~owlai_refine.pipeline.prompt.UNCHANGED_MARKER` alone means the block stays as it is.
+"""The "no change needed" marker: a reply that is :data:`~owlai_refine.markers.UNCHANGED_MARKER`
+alone means the block stays as it is.
 
 Pure code. Read after unwrapping (a fence, quotes, ``<block>`` tags or a preamble around the
 marker are taken off first by ``guard.wrappers``). The marker alone, in any letter case and with
@@ -15,7 +15,7 @@ import re
 from typing import Literal
 
 from owlai_refine.guard.reasons import Reason
-from owlai_refine.pipeline.prompt import UNCHANGED_MARKER
+from owlai_refine.markers import UNCHANGED_MARKER
 
 __all__ = ["marker_reply"]
 

@@ -17,7 +17,7 @@ structure). The rules:
     removed. Dropping text is safe here: what is kept still passes every check against the block.
 ``section_echo``
     a first line starting ``Section:``: the heading-path line of our own per-block message
-    (``owlai_refine.pipeline.prompt.SECTION_LABEL``), echoed back.
+    (``owlai_refine.markers.SECTION_LABEL``), echoed back.
 ``fence``
     one code fence tagged ``markdown``, ``md`` or nothing around the whole reply, with no other
     fence line inside.
@@ -45,7 +45,7 @@ import re
 from collections.abc import Callable
 from functools import partial
 
-from owlai_refine.pipeline.prompt import SECTION_LABEL
+from owlai_refine.markers import SECTION_LABEL
 
 __all__ = ["PREAMBLE_PATTERNS", "UNWRAP_RULES", "tidy_lines", "unwrap"]
 

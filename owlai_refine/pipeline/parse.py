@@ -13,62 +13,27 @@ strip it), footnote paragraphs come last in the token stream, and maps split lin
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 
-from markdown_it import MarkdownIt
 from markdown_it.token import Token
-from mdit_py_plugins.dollarmath import dollarmath_plugin
-from mdit_py_plugins.footnote import footnote_plugin
-from mdit_py_plugins.front_matter import front_matter_plugin
 
 from owlai_refine.blocks import Block, BlockKind, Document, Line, SkipReason
-from owlai_refine.markers import BARE_URL, CITATION, FOOTNOTE_REF
-from owlai_refine.scripts import CJK
+from owlai_refine.markdown import markdown_parser
+from owlai_refine.pipeline.skips import (
+    DEFAULT_REFERENCE_HEADINGS,
+    normalise_heading,
+    paragraph_skip,
+    references_pseudo_heading,
+)
 
-__all__ = ["DEFAULT_REFERENCE_HEADINGS", "markdown_parser", "parse", "split_lines", "text_lines"]
-
-DEFAULT_REFERENCE_HEADINGS: frozenset[str] = frozenset(
-    {
-        "references", "reference", "reference list", "sources", "source", "sources cited",
-        "bibliography", "citations", "key citations", "works cited", "literature cited",
-        "참고문헌", "참고 문헌", "출처", "참고 자료", "참고자료",
-        "参考文献", "参考资料", "参考資料", "引用文献", "资料来源", "来源", "出典", "引用",
-    }
-)  # fmt: skip
-"""Heading texts (normalised: lower case, no numbering, emphasis or trailing colon) that start
-a references section; every block under one is skipped."""
+__all__ = ["parse", "split_lines", "text_lines"]
 
 _EOL = re.compile(r"\r\n|\r|\n")
 _BQ_MARKER = re.compile(r" {0,3}>")
 _LIST_MARKER = re.compile(r"[ \t]*(?:[-+*]|\d{1,9}[.)])")
-_DIRECTIVE_LINE = re.compile(r"^\s*(?::::+|\[\[[\w-]+\]\]\s*$)")
-_HEADING_NUMBERING = re.compile(r"^(?:[0-9]+(?:\.[0-9]+)*\.?|[ivxlcdm]+\.|[a-z]\.)\s+", re.I)
 _FRONT_MATTER_TITLE = re.compile(r"^title:\s*['\"]?(.+?)['\"]?\s*$", re.MULTILINE)
-_ALERT = re.compile(r"(?<!\\)\[![A-Za-z]+\]")
 _ALERT_LINE = re.compile(r"[ \t]*\[![A-Za-z]+\][ \t]*")
-_LABEL = re.compile(r"([*_]{1,2})(?P<label>[^*_\n]{1,100}?)(?:[:\uff1a]\1|\1[:\uff1a])")
-_METADATA = re.compile(
-    r"[*_]{0,2}(?P<key>[^:\uff1a*_\n]{1,40}?)\s*[*_]{0,2}\s*[:\uff1a]\s*[*_]{0,2}"
-    r"[ \t]+(?P<value>\S.*)"
-)
-_CJK = re.compile(f"[{CJK}]")
-_PLAIN_WORD = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)?")
-
-
-@lru_cache(maxsize=1)
-def markdown_parser() -> MarkdownIt:
-    """The markdown-it-py parser every module uses: CommonMark, GFM tables and strikethrough,
-    front matter, footnotes, and dollar math with pandoc's rules (``$1 and $2`` is not math)."""
-    return (
-        MarkdownIt("commonmark")
-        .enable(["table", "strikethrough"])
-        .use(front_matter_plugin)
-        .use(footnote_plugin)
-        .use(dollarmath_plugin, allow_space=False, allow_digits=False)
-    )
 
 
 def text_lines(text: str) -> list[str]:
@@ -163,60 +128,6 @@ def _consume(
     return pos, segments, False
 
 
-def _normalise_heading(text: str) -> str:
-    text = re.sub(r"[*_`~#]", "", text).strip().rstrip(":\uff1a").strip()
-    return _HEADING_NUMBERING.sub("", text).strip().casefold()
-
-
-def _is_nothing_to_refine(inline: Token) -> bool:
-    """True if the inline content has no letters outside links, images, code, math, HTML,
-    citation markers and bare URLs."""
-    parts: list[str] = []
-    depth = 0
-    for child in inline.children or ():
-        if child.type == "link_open":
-            depth += 1
-        elif child.type == "link_close":
-            depth -= 1
-        elif depth == 0 and child.type == "text":
-            parts.append(child.content)
-    rest = " ".join(parts)
-    for marker in (BARE_URL, CITATION, FOOTNOTE_REF, _ALERT):
-        rest = marker.sub(" ", rest)
-    return not any(unicodedata.category(ch).startswith("L") for ch in rest)
-
-
-def _words(text: str) -> float:
-    """Plain words in ``text``: runs of letters alone between spaces (a token with a digit,
-    ``/``, ``-``, ``.`` or ``@`` inside, such as a date, version, identifier or URL, is data, not
-    a word), and half a word for each CJK character wherever it stands."""
-    cjk = len(_CJK.findall(text))
-    count = cjk / 2
-    for token in _CJK.sub(" ", text).split():
-        bare = token.strip(".,;:!?()[]{}\"'*_\u201c\u201d\u2018\u2019\uff0c\u3002\uff1b")
-        if _PLAIN_WORD.fullmatch(bare):
-            count += 1
-    return count
-
-
-def _is_label_or_metadata(text: str) -> SkipReason | None:
-    """``LABEL`` for a bold/italic label ending in a colon alone (``**Key Principles:**``);
-    ``METADATA`` for one ``Key: value`` line with a key of at most four words and a value of at
-    most two plain words (``Start Date: 2024-09-10``, ``License: MIT``); else ``None``."""
-    if "\n" in text:
-        return None
-    text = text.strip()
-    label = _LABEL.fullmatch(text)
-    if label and 0 < _words(label["label"]) <= 12:
-        return SkipReason.LABEL
-    meta = _METADATA.fullmatch(text)
-    if meta and 0 < _words(meta["key"]) <= 4 and len(meta["key"].split()) <= 4:
-        value = _ALERT.sub(" ", BARE_URL.sub(" ", meta["value"]))
-        if _words(value) <= 2:
-            return SkipReason.METADATA
-    return None
-
-
 def _alert_marker_line(
     text: str, prefixes: tuple[str, ...]
 ) -> tuple[tuple[str, ...], str, str] | None:
@@ -233,20 +144,6 @@ def _alert_marker_line(
         return None
     continuation = kept[1] if len(kept) > 1 else kept[0]
     return kept, continuation, rest
-
-
-def _references_pseudo_heading(inline: Token, names: frozenset[str]) -> bool:
-    """A paragraph that is only bold/italic text naming a references section (``**Sources:**``)."""
-    # markdown-it puts an empty text token on each side of ``**...**`` (not of ``*...*``).
-    kids = [
-        c
-        for c in inline.children or ()
-        if c.type != "softbreak" and not (c.type == "text" and not c.content)
-    ]
-    if len(kids) < 3 or kids[0].type not in ("strong_open", "em_open"):
-        return False
-    inner = "".join(c.content for c in kids if c.type == "text")
-    return _normalise_heading(inner) in names
 
 
 def _block_from_lines(
@@ -351,7 +248,7 @@ class _Walk:
         self.refs_pseudo = False
         if self.refs_level is not None and level <= self.refs_level:
             self.refs_level = None
-        if self.refs_level is None and _normalise_heading(text) in self.names:
+        if self.refs_level is None and normalise_heading(text) in self.names:
             self.refs_level = level
 
     def on_paragraph_open(self, tok: Token, idx: int) -> None:
@@ -382,10 +279,10 @@ class _Walk:
                 else:
                     prefixes, continuation, text = trimmed
                     start += 1
-        skip = _skip_reason(inline, text, self.footnote_depth > 0, layout is None)
+        skip = paragraph_skip(inline, text, self.footnote_depth > 0, layout is None)
         if skip is None and (self.refs_level is not None or self.refs_pseudo):
             skip = SkipReason.REFERENCES
-        if _references_pseudo_heading(inline, self.names):
+        if references_pseudo_heading(inline, self.names):
             self.refs_pseudo = True
             skip = skip or SkipReason.NOTHING_TO_REFINE
         self.blocks.append(
@@ -407,7 +304,8 @@ def parse(source: str, *, reference_headings: Iterable[str] | None = None) -> Do
     """Parse a Markdown report into a :class:`Document` of blocks.
 
     ``source`` is the whole text (a leading BOM is kept aside and restored by splicing).
-    ``reference_headings`` replaces :data:`DEFAULT_REFERENCE_HEADINGS` (compared after lower
+    ``reference_headings`` replaces
+    :data:`~owlai_refine.pipeline.skips.DEFAULT_REFERENCE_HEADINGS` (compared after lower
     casing and removing numbering, emphasis and a trailing colon).
 
     Every paragraph and list item becomes a :class:`Block`; those that must never be sent get a
@@ -418,7 +316,7 @@ def parse(source: str, *, reference_headings: Iterable[str] | None = None) -> Do
     names = (
         DEFAULT_REFERENCE_HEADINGS
         if reference_headings is None
-        else frozenset(_normalise_heading(n) for n in reference_headings)
+        else frozenset(normalise_heading(n) for n in reference_headings)
     )
     bom = "\ufeff" if source.startswith("\ufeff") else ""
     body = source[len(bom) :]
@@ -436,19 +334,3 @@ def parse(source: str, *, reference_headings: Iterable[str] | None = None) -> Do
         title=walk.title,
         outline=tuple(walk.outline),
     )
-
-
-def _skip_reason(
-    inline: Token, text: str, in_footnote: bool, bad_layout: bool
-) -> SkipReason | None:
-    if in_footnote:
-        return SkipReason.FOOTNOTE
-    if bad_layout:
-        return SkipReason.LAYOUT
-    if any(c.type == "hardbreak" for c in inline.children or ()):
-        return SkipReason.HARD_BREAK
-    if any(_DIRECTIVE_LINE.match(line) for line in text.split("\n")):
-        return SkipReason.DIRECTIVE
-    if _is_nothing_to_refine(inline):
-        return SkipReason.NOTHING_TO_REFINE
-    return _is_label_or_metadata(text)
