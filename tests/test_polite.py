@@ -11,13 +11,8 @@ import pytest
 from structlog.testing import capture_logs
 
 from owlai_refine import Backend, OutcomeStatus, refine
-from owlai_refine.serve.adaptive import (
-    AdaptiveCap,
-    ServerLoad,
-    metrics_url,
-    read_load,
-    run_adaptive,
-)
+from owlai_refine.serve.adaptive import AdaptiveCap, ServerLoad, read_load, run_adaptive
+from owlai_refine.serve.server import metrics_url
 from tests.support.fake_openai import FakeOpenAI, Fault
 from tests.test_refine import config, polish, report
 

@@ -67,10 +67,11 @@ from owlai_refine.results import (
     is_truncated,
 )
 from owlai_refine.serve.call import Limits, Reply, call_model
+from owlai_refine.serve.endpoints import Endpoint
 from owlai_refine.serve.prediction import PredictionPolicy
 from owlai_refine.serve.priority import PriorityPolicy
 from owlai_refine.serve.retry import Breaker, RetryClock, retrying
-from owlai_refine.serve.routing import Endpoint, EndpointPool
+from owlai_refine.serve.routing import EndpointPool
 
 __all__ = ["describe", "plan", "refine_document", "workers_for"]
 

@@ -47,12 +47,13 @@ from anyio.abc import TaskGroup
 
 from owlai_refine.config import Backend, RefineConfig, redact_url
 from owlai_refine.limits.limiter import SlotLimiter
+from owlai_refine.serve.metrics import RUNNING, TTFT, WAITING, parse_metrics
 from owlai_refine.serve.routing import EndpointPool
+from owlai_refine.serve.server import metrics_text, metrics_url
 
 __all__ = [
     "AdaptiveCap",
     "ServerLoad",
-    "metrics_url",
     "read_load",
     "run_adaptive",
     "set_limit",
@@ -60,10 +61,6 @@ __all__ = [
 ]
 
 _log = structlog.get_logger("owlai_refine")
-
-RUNNING = "vllm:num_requests_running"
-WAITING = "vllm:num_requests_waiting"
-TTFT = "vllm:time_to_first_token_seconds"
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,31 +76,28 @@ class ServerLoad:
 
 
 def read_load(text: str, model: str | None = None) -> ServerLoad:
-    """Parse vLLM's Prometheus text into a :class:`ServerLoad` (prometheus_client's parser).
+    """Parse vLLM's Prometheus text into a :class:`ServerLoad`
+    (:func:`~owlai_refine.serve.metrics.parse_metrics`).
 
     Series are summed over engines; with ``model`` given, only series whose ``model_name``
     label is ``model`` (or that carry none) count. Raises ``ValueError`` if the text is not
     Prometheus text or holds neither ``vllm:num_requests_running`` nor ``..._waiting`` (not
     a vLLM server).
     """
-    # Loaded on first use: a run without --adaptive never reads /metrics.
-    from prometheus_client.parser import text_string_to_metric_families  # noqa: PLC0415
-
+    wanted = (RUNNING, WAITING, TTFT + "_count", TTFT + "_sum")
     totals: dict[str, float] = {}
-    seen: set[str] = set()
-    for family in text_string_to_metric_families(text):
-        if family.name not in (RUNNING, WAITING, TTFT):
+    for sample in parse_metrics(text).samples:
+        if sample.name not in wanted:
             continue
-        seen.add(family.name)
-        for sample in family.samples:
-            if model is not None and sample.labels.get("model_name", model) != model:
-                continue
-            totals[sample.name] = totals.get(sample.name, 0.0) + sample.value
-    if RUNNING not in seen or WAITING not in seen:
+        totals.setdefault(sample.name, 0.0)  # seen, whichever model it counts
+        if model is not None and sample.labels.get("model_name", model) != model:
+            continue
+        totals[sample.name] += sample.value
+    if RUNNING not in totals or WAITING not in totals:
         raise ValueError(f"no {RUNNING} / {WAITING} in /metrics: not a vLLM server")
     return ServerLoad(
-        running=round(totals.get(RUNNING, 0.0)),
-        waiting=round(totals.get(WAITING, 0.0)),
+        running=round(totals[RUNNING]),
+        waiting=round(totals[WAITING]),
         ttft_count=totals.get(TTFT + "_count", 0.0),
         ttft_sum=totals.get(TTFT + "_sum", 0.0),
     )
@@ -144,13 +138,6 @@ class AdaptiveCap:
         if now - self._quiet_since >= self.quiet_s and self.limit < self.cap:
             self.limit += 1
         return self.limit
-
-
-def metrics_url(base_url: str) -> str:
-    """``/metrics`` beside an OpenAI base URL: ``http://h:8000/v1`` -> ``http://h:8000/metrics``."""
-    root = base_url.rstrip("/")
-    root = root.removesuffix("/v1")
-    return root + "/metrics"
 
 
 def set_limit(limiter: SlotLimiter, slots: int) -> bool:
@@ -206,9 +193,7 @@ async def run_adaptive(
         try:
             while True:
                 try:
-                    response = await http.get(url)
-                    response.raise_for_status()
-                    load = read_load(response.text, model)
+                    load = read_load(await metrics_text(http, url), model)
                 except (httpx2.HTTPError, ValueError) as exc:
                     if last is None:
                         _log.warning(

@@ -1,13 +1,17 @@
-"""The OpenAI-compatible client for one endpoint, and the pool of a run's endpoints."""
+"""An endpoint (one server: its URL, client, model and slot limiter), the OpenAI-compatible
+client for it, and the pool of a run's endpoints."""
 
 from __future__ import annotations
 
 import os
 import socket
+import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+import anyio
 import httpx2
 import openai
 
@@ -15,9 +19,27 @@ from owlai_refine.config import RefineConfig, redact_url
 from owlai_refine.errors import ConfigError
 from owlai_refine.limits.limiter import SlotLimiter, open_limiter
 from owlai_refine.serve.preflight import check_servers
-from owlai_refine.serve.routing import Endpoint, EndpointPool
+from owlai_refine.serve.routing import EndpointPool
 
-__all__ = ["canonical_url", "endpoint_key", "make_client", "open_pool"]
+__all__ = ["Endpoint", "canonical_url", "endpoint_key", "make_client", "open_pool"]
+
+
+@dataclass(eq=False)
+class Endpoint:
+    """One server: its base URL, client, model name and slot limiter."""
+
+    base_url: str
+    client: openai.AsyncOpenAI
+    model: str
+    limiter: SlotLimiter
+    set_aside_until: float = 0.0
+    """``time.monotonic()`` until which no new request goes here (0: available)."""
+    restored: anyio.Event = field(default_factory=anyio.Event)
+
+    @property
+    def available(self) -> bool:
+        """True unless the endpoint is set aside."""
+        return self.set_aside_until <= time.monotonic()
 
 
 def make_client(

@@ -11,6 +11,7 @@ format as written. Every sample of every family is kept flat (a histogram's ``_b
 - ``vllm:prefix_cache_queries_total`` / ``vllm:prefix_cache_hits_total`` (counters, tokens)
 - ``vllm:num_requests_running`` / ``vllm:num_requests_waiting`` (gauges: requests in the
   batch, requests queued; running never exceeds the server's ``max_num_seqs``)
+- ``vllm:time_to_first_token_seconds`` (histogram, seconds: its ``_count`` and ``_sum``)
 - ``vllm:cache_config_info`` (value 1; labels ``block_size``, ``num_gpu_blocks``,
   ``kv_cache_size_tokens``, ``kv_cache_max_concurrency`` ...)
 """
@@ -20,14 +21,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from prometheus_client.parser import text_string_to_metric_families
-
 __all__ = [
     "KV_USAGE",
     "PREEMPTIONS",
     "PREFIX_HITS",
     "PREFIX_QUERIES",
     "RUNNING",
+    "TTFT",
     "WAITING",
     "Metrics",
     "MetricsParseError",
@@ -42,6 +42,7 @@ PREFIX_QUERIES = "vllm:prefix_cache_queries_total"
 CACHE_CONFIG = "vllm:cache_config_info"
 RUNNING = "vllm:num_requests_running"
 WAITING = "vllm:num_requests_waiting"
+TTFT = "vllm:time_to_first_token_seconds"
 
 
 class MetricsParseError(ValueError):
@@ -114,6 +115,9 @@ def parse_metrics(text: str) -> Metrics:
 
     Raises :class:`MetricsParseError` naming the first line the parser refuses.
     """
+    # Loaded on first use: a run without --adaptive never reads /metrics.
+    from prometheus_client.parser import text_string_to_metric_families  # noqa: PLC0415
+
     try:
         families = list(text_string_to_metric_families(text))
     except ValueError:
@@ -126,6 +130,8 @@ def parse_metrics(text: str) -> Metrics:
 def _first_bad_line(text: str) -> MetricsParseError:
     """The error for the first line that does not parse on its own (the parser's own error
     names no line)."""
+    from prometheus_client.parser import text_string_to_metric_families  # noqa: PLC0415
+
     lines = text.splitlines()
     for line_no, line in enumerate(lines, start=1):
         if not line.strip() or line.lstrip().startswith("#"):

@@ -1,10 +1,11 @@
 """Before the first block: is each server there, and does it serve the model we will ask for?
 
-The one module that reads an endpoint's ``GET /v1/models`` for a run (the operator tools in
-``owlai_refine.ops`` have their own reads). A :class:`~owlai_refine.pipeline.refiner.Refiner` calls
-:func:`check_servers` once when it opens, so that a wrong model or an unreachable server is one
-:class:`~owlai_refine.errors.ConfigError` before any block is sent (and, from the CLI, one line
-and exit 2 before any output is written), instead of a failure per block after its retries.
+The one reader of an endpoint's ``GET /v1/models`` for a run, through
+:func:`owlai_refine.serve.server.model_names` (which sends it). A
+:class:`~owlai_refine.pipeline.refiner.Refiner` calls :func:`check_servers` once when it opens, so
+that a wrong model or an unreachable server is one :class:`~owlai_refine.errors.ConfigError` before
+any block is sent (and, from the CLI, one line and exit 2 before any output is written), instead of
+a failure per block after its retries.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import openai
 
 from owlai_refine.config import RefineConfig, redact_url
 from owlai_refine.errors import AuthError, ConfigError
+from owlai_refine.serve.server import model_names
 
 __all__ = ["check_servers"]
 
@@ -55,8 +57,8 @@ async def _listing(client: openai.AsyncOpenAI, config: RefineConfig) -> list[str
     30 s to answer). Raises :class:`AuthError` on 401/403; lets ``openai.APIConnectionError``
     (no answer) and other ``openai.APIError`` (an HTTP error, an odd body) through."""
     try:
-        page = await client.models.list(
-            timeout=httpx2.Timeout(config.connect_timeout_s, read=_PREFLIGHT_READ_S)
+        return await model_names(
+            client, httpx2.Timeout(config.connect_timeout_s, read=_PREFLIGHT_READ_S)
         )
     except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
         raise AuthError(
@@ -64,7 +66,6 @@ async def _listing(client: openai.AsyncOpenAI, config: RefineConfig) -> list[str
             "check OPENAI_API_KEY",
             status=exc.status_code,
         ) from exc
-    return sorted(m.id for m in page.data)
 
 
 def _only_model(where: str, names: list[str]) -> str:

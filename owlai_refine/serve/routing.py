@@ -20,6 +20,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import anyio
 import openai
@@ -27,29 +28,14 @@ import structlog
 from anyio.abc import TaskGroup
 
 from owlai_refine.config import redact_url
-from owlai_refine.limits.limiter import SlotLimiter
+from owlai_refine.serve.server import model_names
 
-__all__ = ["Endpoint", "EndpointPool"]
+if TYPE_CHECKING:  # endpoints builds the pool: a run-time import would be a cycle
+    from owlai_refine.serve.endpoints import Endpoint
+
+__all__ = ["EndpointPool"]
 
 _log = structlog.get_logger("owlai_refine")
-
-
-@dataclass(eq=False)
-class Endpoint:
-    """One server: its base URL, client, model name and slot limiter."""
-
-    base_url: str
-    client: openai.AsyncOpenAI
-    model: str
-    limiter: SlotLimiter
-    set_aside_until: float = 0.0
-    """``time.monotonic()`` until which no new request goes here (0: available)."""
-    restored: anyio.Event = field(default_factory=anyio.Event)
-
-    @property
-    def available(self) -> bool:
-        """True unless the endpoint is set aside."""
-        return self.set_aside_until <= time.monotonic()
 
 
 @dataclass(eq=False)
@@ -188,7 +174,7 @@ class EndpointPool:
         while not endpoint.available:
             await anyio.sleep(self.probe_interval_s)
             try:
-                await endpoint.client.with_options(timeout=self.probe_interval_s).models.list()
+                await model_names(endpoint.client, self.probe_interval_s)
             except openai.APIError:
                 continue
             endpoint.set_aside_until = 0.0

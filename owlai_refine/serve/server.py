@@ -1,16 +1,21 @@
-"""Plain HTTP reads of an OpenAI-compatible server: ``/v1/models``, ``/metrics``, ``/tokenize``.
+"""Everything asked of an OpenAI-compatible server but chat: ``/v1/models``, ``/metrics``,
+``/tokenize``. The one module that sends these requests (``tests/test_layers.py`` holds it).
 
-The only ops module besides the benchmark's request path that touches the network. Clients are
-passed in (``httpx2.AsyncClient``, the httpx-compatible package openai uses), never global.
-``base_url`` is what the user gives: ``http://host:port/v1`` (like the openai client) or
-``http://host:port``; :func:`endpoint` derives both forms. vLLM serves ``/metrics``,
-``/tokenize`` and ``/version`` at the root, the OpenAI API under ``/v1``.
+Clients are passed in, never global: the run's own ``openai.AsyncOpenAI`` for the pre-flight
+and the routing's probe (:func:`model_names`: its transport, so that record/replay holds, and
+its connections), an ``httpx2.AsyncClient`` (the httpx-compatible package openai uses) for the
+adaptive cap (:func:`metrics_text`) and the operator tools (:func:`fetch_models`,
+:func:`fetch_metrics`, :func:`tokenize_count`). ``base_url`` is what the user gives:
+``http://host:port/v1`` (like the openai client) or ``http://host:port``; :func:`server_urls`
+derives both forms. vLLM serves ``/metrics``, ``/tokenize`` and ``/version`` at the root, the
+OpenAI API under ``/v1``. The Prometheus text is read by :mod:`owlai_refine.serve.metrics`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import httpx2
 
@@ -18,12 +23,18 @@ from owlai_refine.config import redact_url
 from owlai_refine.errors import ConfigError, InputError
 from owlai_refine.serve.metrics import Metrics, MetricsParseError, parse_metrics
 
+if TYPE_CHECKING:  # the client is passed in: ``refine doctor`` never loads openai
+    import openai
+
 __all__ = [
     "ModelInfo",
     "ServerError",
     "ServerUrls",
     "fetch_metrics",
     "fetch_models",
+    "metrics_text",
+    "metrics_url",
+    "model_names",
     "server_urls",
     "tokenize_count",
 ]
@@ -67,6 +78,32 @@ def server_urls(base_url: str) -> ServerUrls:
         raise ConfigError(f"--base-url must be an http(s) URL, got {base_url!r}")
     root = url.removesuffix("/v1")
     return ServerUrls(v1=root + "/v1", root=root)
+
+
+def metrics_url(base_url: str) -> str:
+    """``/metrics`` beside an OpenAI base URL: ``http://h:8000/v1`` -> ``http://h:8000/metrics``."""
+    root = base_url.rstrip("/")
+    root = root.removesuffix("/v1")
+    return root + "/metrics"
+
+
+async def model_names(
+    client: openai.AsyncOpenAI, request_timeout: float | httpx2.Timeout
+) -> list[str]:
+    """The model names ``client``'s server lists (``GET /v1/models`` through the run's own
+    client), sorted; ``request_timeout`` in seconds (or an ``httpx2.Timeout``). Nothing is retried:
+    openai's errors go through (``APIConnectionError`` when nothing answers,
+    ``AuthenticationError`` on 401, another ``APIError`` for an HTTP error or an odd body)."""
+    page = await client.models.list(timeout=request_timeout)
+    return sorted(m.id for m in page.data)
+
+
+async def metrics_text(client: httpx2.AsyncClient, url: str) -> str:
+    """GET ``url`` (a server's ``/metrics``, :func:`metrics_url`) and return its text. Raises
+    ``httpx2.HTTPError`` on a network error or an error status."""
+    response = await client.get(url)
+    response.raise_for_status()
+    return response.text
 
 
 async def _get(client: httpx2.AsyncClient, url: str) -> httpx2.Response:
