@@ -47,7 +47,7 @@ from benchmarks._common import (
     usage_chunk,
 )
 from owlai_refine.pipeline.prompt import estimate_tokens
-from tests.support.loopback import LoopbackServer, QuietHandler
+from testsupport.loopback import LoopbackServer, QuietHandler
 
 MODEL = "bench"
 

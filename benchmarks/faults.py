@@ -3,7 +3,7 @@
 usage: python -m benchmarks.faults [--reports DIR] [--scenario NAME ...]
 
 For each scenario, each report is refined (cloud backend: 12 slots) against a real
-OpenAI-compatible HTTP server on loopback that injects the fault (``tests/support/fake_openai``:
+OpenAI-compatible HTTP server on loopback that injects the fault (``testsupport/fake_openai``:
 a model that returns each block unchanged, one token per word). Retry waits are shortened
 (initial 0.05 s, at most 0.5 s) so the table takes minutes; ``Retry-After`` is honoured as sent.
 Per scenario it prints, summed over the reports: blocks answered (refined or unchanged) and
@@ -31,7 +31,7 @@ from owlai_refine import Backend, RefineConfig, RefineError, RetryPolicy, parse,
 from owlai_refine.exit_codes import Exit
 from owlai_refine.pipeline.verify import changed_outside_blocks
 from owlai_refine.results import OutcomeStatus
-from tests.support.fake_openai import FakeOpenAI, Fault
+from testsupport.fake_openai import FakeOpenAI, Fault
 
 REPO = Path(__file__).resolve().parents[1]
 FaultFn = Callable[[int, dict[str, Any]], Fault | None]

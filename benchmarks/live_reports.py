@@ -31,7 +31,7 @@ from owlai_refine.cli.logs import configure_json_logging
 from owlai_refine.pipeline.verify import changed_outside_blocks, token_drift
 from owlai_refine.results import OutcomeStatus
 from owlai_refine.serve.local import LOCAL_MODEL_NAME, local_server
-from tests.support.llamacpp_metrics import InFlightSampler
+from testsupport.llamacpp_metrics import InFlightSampler
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -32,7 +32,7 @@ def replay_config() -> RefineConfig:
     """The configuration the fixtures were recorded with: the embedded server's defaults, with
     the prompt before the "no change needed" marker (``unchanged_marker=False``). Recorded with
     the marker, every reply would change, and each changed block needs a person's reading in
-    ``tests/support/reviewed.py`` before the replay may pass."""
+    ``testsupport/reviewed.py`` before the replay may pass."""
     return RefineConfig(unchanged_marker=False)
 
 

@@ -30,7 +30,7 @@ from owlai_refine.limits.limiter import open_limiter
 from owlai_refine.pipeline.orchestrate import describe, plan
 from owlai_refine.pipeline.splice import splice, spliced_lines
 from owlai_refine.serve.cassette import ReplayTransport
-from tests.support.fake_openai import FakeOpenAI, block_text
+from testsupport.fake_openai import FakeOpenAI, block_text
 
 NO_WAIT = RetryPolicy(max_attempts=2, wait_scale=0)
 

@@ -12,8 +12,8 @@ import pytest
 from structlog.testing import capture_logs
 
 from owlai_refine import OutcomeStatus, refine
-from tests.support.fake_openai import FakeOpenAI, Fault
 from tests.test_refine import config
+from testsupport.fake_openai import FakeOpenAI, Fault
 
 pytestmark = pytest.mark.anyio
 

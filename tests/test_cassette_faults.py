@@ -10,8 +10,8 @@ import pytest
 
 from owlai_refine import OutcomeStatus, refine
 from owlai_refine.serve.cassette import RecordingTransport, ReplayTransport, load_cassette
-from tests.support.fake_openai import FakeOpenAI
 from tests.test_refine import config, polish
+from testsupport.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.anyio
 

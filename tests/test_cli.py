@@ -1,5 +1,5 @@
 """The ``refine`` command: files, flags, environment, exit codes, cassettes, and what it never
-leaks. Model calls go to a real HTTP server on loopback (tests/support/fake_openai.py)."""
+leaks. Model calls go to a real HTTP server on loopback (testsupport/fake_openai.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from owlai_refine.cli import Exit, main, split_command
 from owlai_refine.config import RetryPolicy
 from owlai_refine.pipeline.refiner import refine
 from owlai_refine.serve.preflight import check_servers
-from tests.support.fake_openai import FakeOpenAI, Fault
+from testsupport.fake_openai import FakeOpenAI, Fault
 
 REPO = Path(__file__).resolve().parents[1]
 KEY = "sk-PLANTED-never-log-me-0123456789"

@@ -1,5 +1,5 @@
 """Every ``refine`` flag that shapes a request, checked where it lands: in the request the
-server receives (tests/support/fake_openai.py records each one), not in ``--help``."""
+server receives (testsupport/fake_openai.py records each one), not in ``--help``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from owlai_refine.cli import Exit, main
-from tests.support.fake_openai import FakeOpenAI
+from testsupport.fake_openai import FakeOpenAI
 
 KEY = "sk-flags-test-0123456789"
 TEXT = "# Notes\n\nThe team says the plan works [1].\n\n- first item says yes\n\n[2]\n"

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from owlai_refine.cli import Exit, main
-from tests.support.fake_openai import FakeOpenAI, Fault
 from tests.test_cli import KEY, REPO, TEXT, polish, run_cli, write
+from testsupport.fake_openai import FakeOpenAI, Fault
 
 BIG = "# Big\n\n" + "".join(f"Paragraph {i} says the plan works.\n\n" for i in range(4000))
 

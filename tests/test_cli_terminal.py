@@ -1,7 +1,7 @@
 """``refine`` for a person at a terminal (issue 12): progress and a summary instead of JSON,
 every mistake caught before the first call, and no way to lose the original.
 
-Model calls go to a real HTTP server on loopback (tests/support/fake_openai.py). A terminal is
+Model calls go to a real HTTP server on loopback (testsupport/fake_openai.py). A terminal is
 simulated with ``TTY_COMPATIBLE=1`` (the variable rich reads) in a child process, or with a
 rich ``Console(force_terminal=True)`` writing to a string.
 """
@@ -25,8 +25,8 @@ from owlai_refine.errors import ConfigError
 from owlai_refine.events import BlockSettled, CallFinished, CallStarted, RunStarted
 from owlai_refine.pipeline.refiner import refine
 from owlai_refine.results import BlockOutcome, OutcomeStatus
-from tests.support.fake_openai import FakeOpenAI
 from tests.test_cli import KEY, TEXT, polish, run_cli, write
+from testsupport.fake_openai import FakeOpenAI
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 

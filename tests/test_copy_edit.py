@@ -15,8 +15,8 @@ from owlai_refine.events import CallFinished, RefineEvent, log_event
 from owlai_refine.ops.ledger import parse_ledger_lines
 from owlai_refine.ops.stats import format_stats, ledger_stats
 from owlai_refine.pipeline.prompt import UNCHANGED_MARKER
-from tests.support.fake_openai import FakeOpenAI, Fault, block_text
 from tests.test_refine import config, polish, report
+from testsupport.fake_openai import FakeOpenAI, Fault, block_text
 
 pytestmark = pytest.mark.anyio
 

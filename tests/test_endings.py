@@ -1,6 +1,6 @@
 """Line endings through blocks rewritten onto more or fewer lines: CRLF, CR and mixed documents,
 the splice (``splicer``) and the safety net after it (``verify``), each checked against the
-expected bytes written out by hand, and the test oracle (``tests/support/checks.py``) itself."""
+expected bytes written out by hand, and the test oracle (``testsupport/checks.py``) itself."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from owlai_refine.pipeline.parse import parse
 from owlai_refine.pipeline.splice import splice
 from owlai_refine.pipeline.verify import changed_outside_blocks, misended_blocks, splice_faults
-from tests.support.checks import lines_with_endings, skeleton_changes
+from testsupport.checks import lines_with_endings, skeleton_changes
 
 CRLF = "# Title\r\n\r\nOne line.\r\n\r\n- item one\r\n- item two\r\n\r\nEnd.\r\n"
 

@@ -8,8 +8,8 @@ import pytest
 
 from owlai_refine import ConfigError, refine
 from owlai_refine.serve.endpoints import canonical_url, endpoint_key
-from tests.support.fake_openai import FakeOpenAI
 from tests.test_refine import config
+from testsupport.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.anyio
 

@@ -19,9 +19,9 @@ from structlog.testing import capture_logs
 
 from owlai_refine import OutcomeStatus, RetryPolicy, parse, refine
 from owlai_refine.serve.call import parse_retry_after
-from tests.support.checks import changed_outside_blocks
-from tests.support.fake_openai import FakeOpenAI, Fault
 from tests.test_refine import config, polish, report
+from testsupport.checks import changed_outside_blocks
+from testsupport.fake_openai import FakeOpenAI, Fault
 
 pytestmark = pytest.mark.anyio
 REPO = Path(__file__).resolve().parents[1]

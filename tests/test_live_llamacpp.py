@@ -24,8 +24,8 @@ from owlai_refine import (
     refine_sync,
 )
 from owlai_refine.serve.local import LOCAL_MODEL_NAME, local_server
-from tests.support.checks import changed_outside_blocks
-from tests.support.llamacpp_metrics import InFlightSampler
+from testsupport.checks import changed_outside_blocks
+from testsupport.llamacpp_metrics import InFlightSampler
 
 pytestmark = [
     pytest.mark.live,

@@ -10,8 +10,8 @@ import structlog
 
 from owlai_refine import OutcomeStatus, refine
 from owlai_refine.cli.logs import configure_json_logging
-from tests.support.fake_openai import FakeOpenAI
 from tests.test_refine import config
+from testsupport.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.anyio
 KEY = "sk-planted-0123456789"

@@ -13,8 +13,8 @@ from structlog.testing import capture_logs
 from owlai_refine import Backend, OutcomeStatus, refine
 from owlai_refine.serve.adaptive import AdaptiveCap, ServerLoad, read_load, run_adaptive
 from owlai_refine.serve.server import metrics_url
-from tests.support.fake_openai import FakeOpenAI, Fault
 from tests.test_refine import config, polish, report
+from testsupport.fake_openai import FakeOpenAI, Fault
 
 pytestmark = pytest.mark.anyio
 

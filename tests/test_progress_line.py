@@ -29,8 +29,8 @@ from owlai_refine.results import (
     RefineResult,
     TokenTotals,
 )
-from tests.support.fake_openai import FakeOpenAI
 from tests.test_cli import KEY, REPO, TEXT, write
+from testsupport.fake_openai import FakeOpenAI
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 NAME = "inference-memory-report.md"

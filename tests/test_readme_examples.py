@@ -1,4 +1,4 @@
-"""Every example in the README runs, against the loopback test server (tests/support).
+"""Every example in the README runs, against the loopback test server (testsupport).
 
 What is run, and the only substitutions made:
 
@@ -36,7 +36,7 @@ import structlog
 from owlai_refine.cli import Exit, main
 from owlai_refine.ops.doctor import check_server_log
 from owlai_refine.ops.serverlog import parse_server_log
-from tests.support.fake_openai import FakeOpenAI
+from testsupport.fake_openai import FakeOpenAI
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()

@@ -1,4 +1,4 @@
-"""The refiner against a real HTTP server on loopback (tests/support/fake_openai.py).
+"""The refiner against a real HTTP server on loopback (testsupport/fake_openai.py).
 
 The server counts requests in flight itself, so the cap is measured where it matters.
 """
@@ -30,8 +30,8 @@ from owlai_refine import (
 )
 from owlai_refine.events import CallFinished, RefineEvent
 from owlai_refine.serve.cassette import RecordingTransport, ReplayTransport
-from tests.support.checks import changed_outside_blocks
-from tests.support.fake_openai import FakeOpenAI, Fault
+from testsupport.checks import changed_outside_blocks
+from testsupport.fake_openai import FakeOpenAI, Fault
 
 pytestmark = pytest.mark.anyio
 

@@ -17,8 +17,8 @@ from owlai_refine import Backend, parse, refine
 from owlai_refine.results import RefineResult
 from owlai_refine.serve.cassette import ReplayTransport
 from tests.record_cassettes import CASSETTES, FIXTURES, replay_config
-from tests.support.checks import changed_outside_blocks
-from tests.support.reviewed import REVIEWED
+from testsupport.checks import changed_outside_blocks
+from testsupport.reviewed import REVIEWED
 
 pytestmark = pytest.mark.anyio
 NAMES = sorted(CASSETTES)
@@ -74,7 +74,7 @@ def test_the_fixtures_cover_crlf_a_non_english_report_and_nested_lists() -> None
 
 @pytest.mark.parametrize("name", NAMES)
 async def test_every_changed_block_was_read_by_a_person(name: str) -> None:
-    """The oracle the product did not write (tests/support/reviewed.py): each block the replay
+    """The oracle the product did not write (testsupport/reviewed.py): each block the replay
     changes is one a person read and listed; an ``ok`` one comes out exactly as listed, and a
     ``wrong`` one (a known guard miss) as listed or unchanged, never otherwise."""
     tape = FIXTURES / "cassettes" / f"{name}.jsonl"

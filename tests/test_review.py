@@ -1,5 +1,5 @@
 """The review page and ``--diff``: the word diff itself, the page's escaping, and the CLI
-writing both (model calls to the loopback server, tests/support/fake_openai.py). The page as a
+writing both (model calls to the loopback server, testsupport/fake_openai.py). The page as a
 browser shows it is tested in tests/test_review_browser.py."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from owlai_refine.results import BlockOutcome, OutcomeStatus, RefineResult, Toke
 from owlai_refine.review import review_page, word_diff
 from owlai_refine.review.terminal import diff_text
 from owlai_refine.review.worddiff import tokens
-from tests.support.fake_openai import FakeOpenAI, Fault
+from testsupport.fake_openai import FakeOpenAI, Fault
 
 LONG = " ".join(f"word{i}" for i in range(600))
 REPORT = f"""# Review fixture

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from owlai_refine.cli import Exit, main
-from tests.support.browser import chromium, look
 from tests.test_review import counts_logged, write_review
+from testsupport.browser import chromium, look
 
 pytestmark = [
     pytest.mark.slow,

@@ -7,9 +7,9 @@ import pytest
 from structlog.testing import capture_logs
 
 from owlai_refine import RefineConfig, RetryPolicy, parse, refine
-from tests.support.checks import changed_outside_blocks
-from tests.support.fake_openai import FakeOpenAI
 from tests.test_refine import polish, report
+from testsupport.checks import changed_outside_blocks
+from testsupport.fake_openai import FakeOpenAI
 
 
 @pytest.mark.anyio

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from owlai_refine.blocks import Document
 from owlai_refine.pipeline.parse import parse, split_lines
 from owlai_refine.pipeline.splice import splice
-from tests.support.checks import skeleton_changes
-from tests.support.reports import shared_reports
+from testsupport.checks import skeleton_changes
+from testsupport.reports import shared_reports
 
 FIXTURE_MARKDOWN = sorted(Path(__file__).resolve().parents[1].joinpath("fixtures").glob("*/*.md"))
 

@@ -12,11 +12,11 @@ from collections import defaultdict
 
 import pytest
 
-from benchmarks.guard_quality import accepted, load_rows
 from owlai_refine.config import GuardConfig
 from owlai_refine.guard import check_reply
 from owlai_refine.pipeline.parse import parse
-from tests.support.reports import SHARED
+from testsupport.edits import accepted, load_rows
+from testsupport.reports import SHARED
 
 ROWS = load_rows()
 GOOD_FLOOR = {"en": 0.94, "ja": 0.98, "ko": 0.94, "zh": 0.97}

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.guard_quality import load_rows
 from owlai_refine.blocks import Block, BlockKind
 from owlai_refine.config import GuardConfig
 from owlai_refine.guard import MAX_REASONS, check_reply
 from owlai_refine.guard.reasons import Reason
 from owlai_refine.guard.surface import _QUOTE, as_written, locate
 from owlai_refine.results import MORE_REASONS, BlockOutcome, OutcomeStatus
+from testsupport.edits import load_rows
 
 
 def _flat(text: str) -> str:

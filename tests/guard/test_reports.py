@@ -18,7 +18,7 @@ from owlai_refine.blocks import Block, BlockKind
 from owlai_refine.config import GuardConfig
 from owlai_refine.guard import check_reply, problems, watchdog_for
 from owlai_refine.pipeline.parse import parse
-from tests.support.reports import sample_reports, shared_reports
+from testsupport.reports import sample_reports, shared_reports
 
 REPORTS = sample_reports()
 CONFIG = GuardConfig()

@@ -1,6 +1,6 @@
 """Shared fixtures for the ops tests: recorded vLLM files and a loopback stub vLLM server.
 
-The stub is the loopback test server (``tests/support/fake_openai.py``) playing vLLM: it serves
+The stub is the loopback test server (``testsupport/fake_openai.py``) playing vLLM: it serves
 the recorded ``/v1/models`` and ``/metrics`` files from ``fixtures/vllm/`` and answers
 ``/tokenize`` and ``/v1/chat/completions`` (plain and streamed) the way vLLM 0.32 does, with
 instant replies.
@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.fake_openai import FakeOpenAI, Seen
+from testsupport.fake_openai import FakeOpenAI, Seen
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "vllm"
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from owlai_refine.ops import run_bench, run_doctor
-from tests.support.fake_openai import FakeOpenAI, Fault
+from testsupport.fake_openai import FakeOpenAI, Fault
 
 KEY = "sk-test-ops-echo-0123456789"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.redis.redis_fixture import RedisServer, find_redis_server
-from tests.support.fake_openai import FakeOpenAI
+from testsupport.fake_openai import FakeOpenAI
 
 
 def _redis_client_missing() -> bool:

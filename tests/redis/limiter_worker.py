@@ -24,7 +24,7 @@ import structlog
 
 from owlai_refine.errors import LimiterError
 from owlai_refine.limits.redis import RedisLimiter
-from tests.support.fake_openai import hold
+from testsupport.fake_openai import hold
 
 EXIT_LIMITER_ERROR = 3
 

@@ -27,7 +27,7 @@ import redis
 
 from owlai_refine.limits.redis import RedisLimiter, key_prefix_for
 from tests.redis.redis_fixture import RedisServer
-from tests.support.fake_openai import FakeOpenAI, hold
+from testsupport.fake_openai import FakeOpenAI, hold
 
 pytestmark = pytest.mark.slow
 

@@ -16,8 +16,8 @@ import pytest
 
 from owlai_refine import parse
 from tests.redis.redis_fixture import RedisServer
-from tests.support.fake_openai import FakeOpenAI
 from tests.test_refine import polish, report
+from testsupport.fake_openai import FakeOpenAI
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "reports"
 FIXTURES = REPO / "fixtures" / "reports"
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from tests.support.loopback import LoopbackServer, QuietHandler
+from testsupport.loopback import LoopbackServer, QuietHandler
 
 __all__ = ["FakeOpenAI", "Fault", "Seen", "Start", "block_text", "hold"]
 
