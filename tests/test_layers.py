@@ -262,3 +262,31 @@ def test_each_server_endpoint_is_requested_in_one_module() -> None:
         name: sorted(found) for name, found in REQUESTED.items() if found and name != SERVER
     }
     assert not elsewhere, f"server endpoints requested outside {SERVER}: {elsewhere}"
+
+
+def _top_imports(path: Path) -> set[str]:
+    """The top-level packages ``path`` imports (``tests``, ``benchmarks``, ``testsupport`` ...)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.partition(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module.partition(".")[0])
+    return found
+
+
+def test_tests_and_benchmarks_share_testsupport_and_import_not_each_other() -> None:
+    """What both use lives in ``testsupport/``; it imports neither of them."""
+    repo = PACKAGE.parent
+    refused = {
+        "tests": {"benchmarks"},
+        "benchmarks": {"tests"},
+        "testsupport": {"tests", "benchmarks"},
+    }
+    found = [
+        f"{path.relative_to(repo)} imports {sorted(_top_imports(path) & others)}"
+        for folder, others in refused.items()
+        for path in sorted((repo / folder).rglob("*.py"))
+        if _top_imports(path) & others
+    ]
+    assert not found, "\n".join(found)
