@@ -10,7 +10,7 @@
 It runs mutmut (the ``mutation`` extra; its settings are ``[tool.mutmut]`` in pyproject.toml:
 which modules, which tests) in ``mutants/``, a copy of the checkout. mutmut first runs the fast
 tests once with every function instrumented, then runs, for each mutant, only the tests that
-reached the mutated function, so a mutant of ``splicer.splice`` is judged by the splice tests and
+reached the mutated function, so a mutant of ``splice.splice`` is judged by the splice tests and
 not by the CLI's. A mutant is *killed* when a test fails (or times out), *survived* when they all
 pass, and *no tests* when no fast test reaches its function (counted as survived here: a bug
 there would ship). Mutants of functions that the tests never reach are listed as such.
@@ -49,7 +49,11 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
         ["tests/test_splice_properties.py", "tests/test_verify.py", "tests/test_endings.py"],
     ),
     "parse": (
-        ["owlai_refine/pipeline/parse.py"],
+        [
+            "owlai_refine/pipeline/parse.py",
+            "owlai_refine/pipeline/skips.py",
+            "owlai_refine/markdown.py",
+        ],
         [
             "tests/test_parse_skips.py",
             "tests/test_parse_alerts.py",

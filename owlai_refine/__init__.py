@@ -2,14 +2,22 @@
 
 The pipeline, one module per stage::
 
-    parser     report text -> Document of blocks (paragraphs, list items) with source spans
-    prompt     block -> chat messages (stable prefix first) and its max_tokens
-    call       one request to the OpenAI-compatible server -> Reply
-    guard      Reply -> cleaned text, or the reasons it may not replace the block
-    splicer    Document + new block texts -> report text, byte-exact outside those blocks
-    orchestrate  one report: plan, dispatch (longest first, behind the slot limiters), assemble
-    events     what a run reports (calls, block outcomes, its end) to sinks; the JSON log is one
-    refiner    Refiner: clients, endpoints, limiters, model, embedded server, for many reports
+    pipeline/parse      report text -> Document of blocks (paragraphs, list items) with spans
+    pipeline/skips      which blocks are never sent
+    pipeline/prompt     block -> chat messages (stable prefix first) and its max_tokens
+    serve/call          one request to the OpenAI-compatible server -> Reply
+    guard/              Reply -> cleaned text, or the reasons it may not replace the block
+    pipeline/splice     Document + new block texts -> report text, byte-exact outside blocks
+    pipeline/orchestrate  one report: plan, dispatch (longest first, behind the slot
+                        limiters), assemble
+    events              what a run reports (calls, block outcomes, its end) to sinks; the JSON
+                        log is one
+    pipeline/refiner    Refiner: clients, endpoints, limiters, model, embedded server, for many
+                        reports
+
+Beside them: ``limits/`` (the slot limiters), ``serve/`` (endpoints, routing, retries, the
+server's models and metrics), ``review/``, ``cli/`` and ``ops/``; the values (config, errors,
+blocks, results, events) flat. The layers: ``docs/development.md``.
 
 Library use::
 
