@@ -110,7 +110,9 @@ async def run(args: argparse.Namespace) -> int:
     )
     log_path = Path(args.log).expanduser()
     http = httpx2.AsyncClient(timeout=120)
-    config = RefineConfig(base_url=args.base_url, model="smollm2", concurrency=1, temperature=0)
+    config = RefineConfig(
+        base_url=args.base_url, model="smollm2", concurrency=1, temperature=0, log_text=True
+    )
     rows: list[list[object]] = []
     totals = {"blocks": 0, "stopped": 0, "truncated": 0, "rejected other": 0}
     worst_client = worst_server = 0
