@@ -47,61 +47,78 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
     rows = load_rows(args.files)
+    verdicts, times = _check_all(rows, args.repeats)
+    good, bad = _score(rows, verdicts, show=args.show)
+    languages = sorted({row.language for row in rows})
+    _print_share_table("Good replies accepted", good, languages)
+    _print_share_table("Bad replies caught", bad, languages)
+    _print_costs_and_refusals(rows, verdicts, times, show=bool(args.show))
+    return 0
+
+
+def _check_all(rows: list[Row], repeats: int) -> tuple[dict[str, Verdict], dict[str, float]]:
+    """Every row's verdict and its best CPU time (seconds) over ``repeats`` runs, by row id."""
     config = GuardConfig()
     verdicts: dict[str, Verdict] = {}
     times: dict[str, float] = {}
-    for _ in range(args.repeats):
+    for _ in range(repeats):
         for row in rows:
             forget_texts()  # each reply timed as the first time its texts are seen
             started = time.process_time()
             verdicts[row.id] = check_reply(row.block, row.reply, config)
             spent = time.process_time() - started
             times[row.id] = min(times.get(row.id, spent), spent)
+    return verdicts, times
 
-    good: dict[tuple[str, str], list[bool]] = defaultdict(list)
-    bad: dict[tuple[str, str], list[bool]] = defaultdict(list)
+
+_Shares = dict[tuple[str, str], list[bool]]
+
+
+def _score(
+    rows: list[Row], verdicts: dict[str, Verdict], *, show: str | None
+) -> tuple[_Shares, _Shares]:
+    """Per ``(language, class)``: the good replies accepted and the bad replies caught (one bool
+    per row). With ``show``, the rows the guard got wrong of that label are printed on the way."""
+    good: _Shares = defaultdict(list)
+    bad: _Shares = defaultdict(list)
     for row in rows:
         ok = accepted(verdicts[row.id])
         (good if row.label == "good" else bad)[(row.language, row.cls)].append(
             ok if row.label == "good" else not ok
         )
         wrong = ok != (row.label == "good")
-        if args.show and wrong and args.show in ("all", row.label):
+        if show and wrong and show in ("all", row.label):
             print(
                 f"[{row.label} {row.cls}] {row.id}: {'; '.join(map(str, verdicts[row.id].reasons))}"
             )
             print(f"   block: {' '.join(row.block.text.split())[:300]}")
             print(f"   reply: {' '.join(row.reply.split())[:300]}")
+    return good, bad
 
-    languages = sorted({row.language for row in rows})
 
-    def table(title: str, data: dict[tuple[str, str], list[bool]], what: str) -> None:
-        classes = sorted({cls for _, cls in data})
-        out = []
-        for cls in classes:
-            cells = [cls]
-            every: list[bool] = []
-            for lang in languages:
-                got = data.get((lang, cls), [])
-                every += got
-                cells.append(_share(sum(got), len(got)))
-            cells.append(_share(sum(every), len(every)))
-            out.append(cells)
-        totals = ["all"]
-        every_all: list[bool] = []
+def _print_share_table(title: str, data: _Shares, languages: list[str]) -> None:
+    """One row per class and a last ``all`` row, one column per language and a last ``all``."""
+    classes = sorted({cls for _, cls in data})
+    out = []
+    for cls in classes:
+        cells = [cls]
+        every: list[bool] = []
         for lang in languages:
-            got = [x for (lg, _), xs in data.items() if lg == lang for x in xs]
-            every_all += got
-            totals.append(_share(sum(got), len(got)))
-        totals.append(_share(sum(every_all), len(every_all)))
-        out.append(totals)
-        print(f"\n{title}")
-        print_table(["class", *languages, "all"], out)
-
-    table("Good replies accepted", good, "accepted")
-    table("Bad replies caught", bad, "caught")
-    _print_costs_and_refusals(rows, verdicts, times, show=bool(args.show))
-    return 0
+            got = data.get((lang, cls), [])
+            every += got
+            cells.append(_share(sum(got), len(got)))
+        cells.append(_share(sum(every), len(every)))
+        out.append(cells)
+    totals = ["all"]
+    every_all: list[bool] = []
+    for lang in languages:
+        got = [x for (lg, _), xs in data.items() if lg == lang for x in xs]
+        every_all += got
+        totals.append(_share(sum(got), len(got)))
+    totals.append(_share(sum(every_all), len(every_all)))
+    out.append(totals)
+    print(f"\n{title}")
+    print_table(["class", *languages, "all"], out)
 
 
 def _print_costs_and_refusals(

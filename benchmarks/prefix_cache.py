@@ -73,34 +73,7 @@ async def run(args: argparse.Namespace) -> int:
             "prefix-first",
         )
         for layout in layouts:
-            config = RefineConfig(
-                base_url=args.base_url,
-                model=args.model,
-                concurrency=4,
-                output=OutputBudget(max_tokens=32),
-                prompt_layout=layout,
-                read_timeout_s=600,
-            )
-            before = await counters(http, root)
-            with capture_logs() as logs:
-                result = await refine_doc(doc, config, base_url=args.base_url, model=args.model)
-            after = await counters(http, root)
-            hits = after["hits"] - before["hits"]
-            queries = after["queries"] - before["queries"]
-            calls = [e for e in logs if e["event"] == "refine.call"]
-            prompt = sum(e.get("prompt_tokens") or 0 for e in calls)
-            rows.append(
-                [
-                    layout,
-                    len(calls),
-                    prompt,
-                    int(queries),
-                    int(hits),
-                    f"{100 * hits / queries:.1f}%" if queries else "-",
-                    f"{result.elapsed_s:.0f}",
-                ]
-            )
-            print(f"  done {layout}: {result.counts}", file=sys.stderr, flush=True)
+            rows.append(await _measure_layout(http, root, doc, args, layout))
     print(
         f"{path.name}: first {args.blocks} sendable blocks, 4 in flight, max_tokens <= 32; "
         f"shared prefix ~{prefix} tokens (estimate: instructions + title and outline)"
@@ -118,6 +91,43 @@ async def run(args: argparse.Namespace) -> int:
         rows,
     )
     return 0
+
+
+async def _measure_layout(
+    http: httpx2.AsyncClient,
+    root: str,
+    doc: Document,
+    args: argparse.Namespace,
+    layout: Literal["block-first", "prefix-first"],
+) -> list[object]:
+    """Refine ``doc`` once with ``layout``; its table row (the cache counters' deltas around
+    the run, and the prompt tokens the replies' usage reports)."""
+    config = RefineConfig(
+        base_url=args.base_url,
+        model=args.model,
+        concurrency=4,
+        output=OutputBudget(max_tokens=32),
+        prompt_layout=layout,
+        read_timeout_s=600,
+    )
+    before = await counters(http, root)
+    with capture_logs() as logs:
+        result = await refine_doc(doc, config, base_url=args.base_url, model=args.model)
+    after = await counters(http, root)
+    hits = after["hits"] - before["hits"]
+    queries = after["queries"] - before["queries"]
+    calls = [e for e in logs if e["event"] == "refine.call"]
+    prompt = sum(e.get("prompt_tokens") or 0 for e in calls)
+    print(f"  done {layout}: {result.counts}", file=sys.stderr, flush=True)
+    return [
+        layout,
+        len(calls),
+        prompt,
+        int(queries),
+        int(hits),
+        f"{100 * hits / queries:.1f}%" if queries else "-",
+        f"{result.elapsed_s:.0f}",
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -114,33 +114,53 @@ async def run(args: argparse.Namespace) -> int:
             for watch in (True, False):
                 if not watch and not args.baseline:
                     continue
+                row, after_loop = await _case_row(server, name, text, phrase, args, watch=watch)
                 if watch:
-                    result, calls, stats, freed = await one(server, text, phrase, args)
-                else:
-                    with no_watchdog():
-                        result, calls, stats, freed = await one(server, text, phrase, args)
-                record = stats["records"][0]
-                outcome = result.outcomes[0]
-                if watch:
-                    worst = max(worst, record["after_loop"])
-                rows.append(
-                    [
-                        name + ("" if watch else " (no watchdog)"),
-                        len(token_pieces(phrase)),
-                        record["limit"],
-                        record["after_loop"],
-                        record["after_loop_est_tokens"],
-                        record["ended"],
-                        f"{1000 * freed:.0f}",
-                        calls[0].get("completion_tokens"),
-                        f"{outcome.status.value}: {_shorten(outcome.reason)}",
-                    ]
-                )
+                    worst = max(worst, after_loop)
+                rows.append(row)
         # the slot is freed: two looping blocks through one slot
         text = cases()[0][1]
         two = f"{text}\n\n{text} Again.\n"
         result, _, stats, _ = await one(server, two, " and so on and on", args, slots=1)
         first, second = sorted(stats["records"], key=lambda r: r["started"])
+    _print_cases(args, rows, worst)
+    _print_one_slot(args, result, first, second)
+    return 0
+
+
+async def _case_row(
+    server: ServerProcess,
+    name: str,
+    text: str,
+    phrase: str,
+    args: argparse.Namespace,
+    *,
+    watch: bool,
+) -> tuple[list[object], int]:
+    """One case run (with the watchdog, or without it): its table row and the pieces the server
+    wrote after the loop began."""
+    if watch:
+        result, calls, stats, freed = await one(server, text, phrase, args)
+    else:
+        with no_watchdog():
+            result, calls, stats, freed = await one(server, text, phrase, args)
+    record = stats["records"][0]
+    outcome = result.outcomes[0]
+    row: list[object] = [
+        name + ("" if watch else " (no watchdog)"),
+        len(token_pieces(phrase)),
+        record["limit"],
+        record["after_loop"],
+        record["after_loop_est_tokens"],
+        record["ended"],
+        f"{1000 * freed:.0f}",
+        calls[0].get("completion_tokens"),
+        f"{outcome.status.value}: {_shorten(outcome.reason)}",
+    ]
+    return row, record["after_loop"]
+
+
+def _print_cases(args: argparse.Namespace, rows: list[list[object]], worst: int) -> None:
     print(
         f"loop after {args.normal} normal pieces, one piece per {1000 * args.token_s:g} ms; "
         "'after loop' = pieces the server wrote after the loop began, until the write that "
@@ -161,6 +181,11 @@ async def run(args: argparse.Namespace) -> int:
         rows,
     )
     print(f"worst with the watchdog: {worst} pieces after the loop began (target: <= 256)")
+
+
+def _print_one_slot(
+    args: argparse.Namespace, result: RefineResult, first: dict[str, Any], second: dict[str, Any]
+) -> None:
     overlap = max(0.0, first["finished"] - second["started"])
     print(
         f"one slot, two looping blocks: request 1 ended by {first['ended']} after "
@@ -170,7 +195,6 @@ async def run(args: argparse.Namespace) -> int:
         f"write, <= {1000 * args.token_s:g} ms later); outcomes "
         f"{[o.status.value for o in result.outcomes if o.status.value != 'skipped']}"
     )
-    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -110,57 +110,103 @@ async def run(args: argparse.Namespace) -> int:
     )
     log_path = Path(args.log).expanduser()
     http = httpx2.AsyncClient(timeout=120)
-    root = args.base_url.removesuffix("/v1")
-    config = RefineConfig(base_url=args.base_url, model="smollm2", concurrency=1, temperature=0)
+    config = RefineConfig(
+        base_url=args.base_url, model="smollm2", concurrency=1, temperature=0, log_text=True
+    )
     rows: list[list[object]] = []
     totals = {"blocks": 0, "stopped": 0, "truncated": 0, "rejected other": 0}
     worst_client = worst_server = 0
     for text in short_blocks(args.blocks, args.max_block_tokens):
         _, offset = log_lines(log_path, 0)
-        with capture_logs() as logs:
-            result = await refine(text, config)
-        totals["blocks"] += 1
-        outcome = result.outcomes[0]
-        call = next(e for e in logs if e["event"] == "refine.call")
-        totals["truncated"] += outcome.status.value == "truncated"
-        if not call.get("stopped_early"):
-            totals["rejected other"] += outcome.status.value == "rejected"
+        stopped = await _refine_one(text, config, totals)
+        if stopped is None:
             continue
-        totals["stopped"] += 1
-        reply = next(e for e in logs if e["event"] == "refine.block_text")["reply"]
-        idle_after = await _wait_idle(http, root)
-        lines, _ = log_lines(log_path, offset)
-        released = [int(m.group(2)) for m in map(_RELEASE.search, lines) if m]
-        cancelled = sum(1 for line in lines if _CANCEL.search(line))
-        doc = parse(text)
-        messages = build_messages(doc.blocks[0], report_context(doc, config.report_context_chars))
-        prompt = await _prompt_tokens(http, args.base_url, messages)
-        periodic = loop_start(reply)
-        named = phrase_start(reply, call["stopped_early"])
-        offsets = [x for x in (periodic[0] if periodic else None, named) if x is not None]
-        cut = min(offsets, default=len(reply))  # the earlier: more tokens count as "after"
-        before = reply[:cut]
-        client_after = await _count(http, root, reply[cut:])
-        server_generated = released[-1] - prompt if released else -1
-        server_after = server_generated - await _count(http, root, before)
+        call, reply = stopped
+        row, client_after, server_after = await _measure_stop(
+            http,
+            args.base_url,
+            log_path=log_path,
+            offset=offset,
+            text=text,
+            config=config,
+            call=call,
+            reply=reply,
+        )
         worst_client = max(worst_client, client_after)
         worst_server = max(worst_server, server_after)
-        rows.append(
-            [
-                len(rows) + 1,
-                estimate_tokens(text),
-                call["max_tokens"],
-                call["completion_tokens"],
-                periodic[1] if periodic else "-",
-                client_after,
-                server_generated,
-                server_after,
-                "yes" if cancelled else "no",
-                f"{1000 * idle_after:.0f}",
-                repr(reply[len(before) :][:40]),
-            ]
-        )
+        rows.append([len(rows) + 1, *row])
     await http.aclose()
+    _print_report(totals, rows, worst_client, worst_server)
+    return 0
+
+
+async def _refine_one(
+    text: str, config: RefineConfig, totals: dict[str, int]
+) -> tuple[dict[str, Any], str] | None:
+    """Refine ``text`` alone and count it in ``totals``; ``(its refine.call event, the reply
+    received)`` if the watchdog stopped it, else ``None``."""
+    with capture_logs() as logs:
+        result = await refine(text, config)
+    totals["blocks"] += 1
+    outcome = result.outcomes[0]
+    call = next(e for e in logs if e["event"] == "refine.call")
+    totals["truncated"] += outcome.status.value == "truncated"
+    if not call.get("stopped_early"):
+        totals["rejected other"] += outcome.status.value == "rejected"
+        return None
+    totals["stopped"] += 1
+    reply = next(e for e in logs if e["event"] == "refine.block_text")["reply"]
+    return dict(call), reply
+
+
+async def _measure_stop(
+    http: httpx2.AsyncClient,
+    base_url: str,
+    *,
+    log_path: Path,
+    offset: int,
+    text: str,
+    config: RefineConfig,
+    call: dict[str, Any],
+    reply: str,
+) -> tuple[list[object], int, int]:
+    """One stopped call measured against the server (its log from byte ``offset``, ``/slots``,
+    ``/tokenize``): ``(the table's row after ``#``, client tokens after the loop, server tokens
+    after the loop)``."""
+    root = base_url.removesuffix("/v1")
+    idle_after = await _wait_idle(http, root)
+    lines, _ = log_lines(log_path, offset)
+    released = [int(m.group(2)) for m in map(_RELEASE.search, lines) if m]
+    cancelled = sum(1 for line in lines if _CANCEL.search(line))
+    doc = parse(text)
+    messages = build_messages(doc.blocks[0], report_context(doc, config.report_context_chars))
+    prompt = await _prompt_tokens(http, base_url, messages)
+    periodic = loop_start(reply)
+    named = phrase_start(reply, call["stopped_early"])
+    offsets = [x for x in (periodic[0] if periodic else None, named) if x is not None]
+    cut = min(offsets, default=len(reply))  # the earlier: more tokens count as "after"
+    before = reply[:cut]
+    client_after = await _count(http, root, reply[cut:])
+    server_generated = released[-1] - prompt if released else -1
+    server_after = server_generated - await _count(http, root, before)
+    row: list[object] = [
+        estimate_tokens(text),
+        call["max_tokens"],
+        call["completion_tokens"],
+        periodic[1] if periodic else "-",
+        client_after,
+        server_generated,
+        server_after,
+        "yes" if cancelled else "no",
+        f"{1000 * idle_after:.0f}",
+        repr(reply[len(before) :][:40]),
+    ]
+    return row, client_after, server_after
+
+
+def _print_report(
+    totals: dict[str, int], rows: list[list[object]], worst_client: int, worst_server: int
+) -> None:
     print(
         f"{totals['blocks']} short blocks, one at a time, temperature 0: {totals['stopped']} "
         f"loops stopped by the watchdog; {totals['truncated']} truncated at max_tokens; "
@@ -186,7 +232,6 @@ async def run(args: argparse.Namespace) -> int:
         f"worst tokens after the loop began: client {worst_client}, server {worst_server} "
         "(target: <= 256)"
     )
-    return 0
 
 
 async def _wait_idle(http: httpx2.AsyncClient, root: str) -> float:

@@ -157,37 +157,61 @@ async def run(args: argparse.Namespace) -> int:
             p = plan(path, base, args.sum_s)
             if not p.latencies["document"]:
                 continue
-            row: list[object] = [p.name, len(p.latencies["document"]), f"{p.model.scale:.4f}"]
-            for slots in args.slots:
-                bound = p.bound(slots)
-                row.append(f"{bound:.2f}")
-                for dispatch in args.dispatch:
-                    config = base.model_copy(update={"dispatch": dispatch, "concurrency": slots})
-                    runs = [
-                        await makespan(server, p, config, edit=args.edited)
-                        for _ in range(args.repeats)
-                    ]
-                    best = min(runs, key=lambda r: r.makespan)
-                    measured = best.makespan
-                    why.append(
-                        [
-                            p.name,
-                            dispatch,
-                            slots,
-                            measured / bound,
-                            best.server_span / bound,
-                            p.simulated(dispatch, slots) / bound,
-                            best.overhead_ms,
-                            best.refill_ms,
-                        ]
-                    )
-                    row += [measured / bound, p.simulated(dispatch, slots) / bound]
-                    t = totals.setdefault((dispatch, slots), [0.0, 0.0, 0.0])
-                    t[0] += measured
-                    t[1] += bound
-                    t[2] = max(t[2], measured / bound)
-            rows.append(row)
+            rows.append(await _measure_report(server, base, p, args, why=why, totals=totals))
             print(f"  done {p.name}", file=sys.stderr, flush=True)
+    _print_results(args, rows, why, totals)
+    return 0
+
+
+async def _measure_report(
+    server: ServerProcess,
+    base: RefineConfig,
+    p: Plan,
+    args: argparse.Namespace,
+    *,
+    why: list[list[object]],
+    totals: dict[tuple[str, int], list[float]],
+) -> list[object]:
+    """``p``'s row of the main table (every ``--slots`` x ``--dispatch`` cell); appends its rows
+    of the ``--explain`` table to ``why`` and adds its makespans and bounds to ``totals``
+    (``(dispatch, slots) -> [sum of makespans, sum of bounds, worst ratio]``)."""
+    row: list[object] = [p.name, len(p.latencies["document"]), f"{p.model.scale:.4f}"]
+    for slots in args.slots:
+        bound = p.bound(slots)
+        row.append(f"{bound:.2f}")
+        for dispatch in args.dispatch:
+            config = base.model_copy(update={"dispatch": dispatch, "concurrency": slots})
+            runs = [
+                await makespan(server, p, config, edit=args.edited) for _ in range(args.repeats)
+            ]
+            best = min(runs, key=lambda r: r.makespan)
+            measured = best.makespan
+            why.append(
+                [
+                    p.name,
+                    dispatch,
+                    slots,
+                    measured / bound,
+                    best.server_span / bound,
+                    p.simulated(dispatch, slots) / bound,
+                    best.overhead_ms,
+                    best.refill_ms,
+                ]
+            )
+            row += [measured / bound, p.simulated(dispatch, slots) / bound]
+            t = totals.setdefault((dispatch, slots), [0.0, 0.0, 0.0])
+            t[0] += measured
+            t[1] += bound
+            t[2] = max(t[2], measured / bound)
+    return row
+
+
+def _print_results(
+    args: argparse.Namespace,
+    rows: list[list[object]],
+    why: list[list[object]],
+    totals: dict[tuple[str, int], list[float]],
+) -> None:
     headers = ["report", "sent", "scale"]
     for slots in args.slots:
         headers.append(f"bound@{slots} s")
@@ -224,7 +248,6 @@ async def run(args: argparse.Namespace) -> int:
             ],
             why,
         )
-    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
