@@ -3,8 +3,8 @@
 The import graph is read from the source (every ``import`` statement, those inside functions
 included, since a lazy import is still a dependency), module by module: ``a -> b`` when module
 ``a`` imports ``b`` or a name from ``b``. Parent packages are not edges (importing
-``owlai_refine.cli.files`` does run ``owlai_refine/cli/__init__.py`` first, but that is
-Python's order of loading, not a dependency of the importer on the CLI).
+``owlai_refine.shell.files`` does run ``owlai_refine/shell/__init__.py`` first, but that is
+Python's order of loading, not a dependency of the importer on the shell).
 """
 
 from __future__ import annotations

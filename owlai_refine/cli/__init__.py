@@ -18,9 +18,9 @@ import sys
 from collections.abc import Callable, Sequence
 
 from owlai_refine._version import __version__
-from owlai_refine.cli.files import DEFAULT_MAX_BYTES, default_ledger_path, home
 from owlai_refine.defaults import DEFAULT_TEMPERATURE, Backend
 from owlai_refine.exit_codes import Exit
+from owlai_refine.shell.files import DEFAULT_MAX_BYTES, default_ledger_path, home
 
 __all__ = ["COMMANDS", "Exit", "main", "split_command"]
 

@@ -30,10 +30,10 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from owlai_refine.cli.files import check_writable
 from owlai_refine.errors import ConfigError, InputError, RefineError
 from owlai_refine.exit_codes import Exit
 from owlai_refine.scrub import scrubbed_stream, url_secrets
+from owlai_refine.shell.files import check_writable
 
 if TYPE_CHECKING:
     from owlai_refine.ops.bench import BenchResult
@@ -152,14 +152,14 @@ def _api_key() -> str:
 def run_stats(argv: list[str]) -> int:
     """``refine stats [LOG...] [--json]``: figures from usage-ledger files (see
     :mod:`owlai_refine.ops.stats`); with no ``LOG``, the default ledger every run at a
-    terminal appends to (:func:`~owlai_refine.cli.files.default_ledger_path`). Returns the
+    terminal appends to (:func:`~owlai_refine.shell.files.default_ledger_path`). Returns the
     exit code: 3 when a file cannot be read, the default ledger does not exist, or no file
     holds a single ``refine.call`` line (not a usage ledger)."""
 
     def body() -> int:
-        from owlai_refine.cli.files import default_ledger_path, home
         from owlai_refine.ops.ledger import read_ledgers
         from owlai_refine.ops.stats import format_stats, ledger_stats
+        from owlai_refine.shell.files import default_ledger_path, home
 
         p = _Parser(
             prog="refine stats",
@@ -430,8 +430,8 @@ def _copy_edit(args: argparse.Namespace) -> int:
     """``refine bench --copy-edit REPORT``: see :mod:`owlai_refine.ops.copyedit`."""
     import anyio
 
-    from owlai_refine.cli.logs import configure_json_logging
     from owlai_refine.ops.copyedit import run_copy_edit
+    from owlai_refine.shell.logs import configure_json_logging
 
     # the refiner's per-call lines would mix with the table or the JSON on stdout: warnings
     # (kept originals) go to stderr as JSON lines, as a refine run's do
