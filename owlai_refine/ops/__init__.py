@@ -36,9 +36,9 @@ from owlai_refine.scrub import scrubbed_stream, url_secrets
 from owlai_refine.shell.files import check_writable
 
 if TYPE_CHECKING:
-    from owlai_refine.ops.bench import BenchResult
-    from owlai_refine.ops.doctor import Check
-    from owlai_refine.ops.modelarch import ModelArch
+    from owlai_refine.ops.bench.sweep import BenchResult
+    from owlai_refine.ops.doctor.checks import Check
+    from owlai_refine.ops.plan.modelarch import ModelArch
     from owlai_refine.ops.serverlog import ServerLog
 
 # Each command imports what it runs on inside its entry function, so that ``refine
@@ -130,7 +130,7 @@ def _read_log(path: str | None) -> ServerLog | None:
 def _served_arch(config: str | None, log: ServerLog | None) -> ModelArch | None:
     """The model architecture for doctor's kv-plan check: ``--config``, else the log's
     ``model`` when it is a local folder holding a config.json, else ``None``."""
-    from owlai_refine.ops.plancli import load_model
+    from owlai_refine.ops.plan.command import load_model
 
     if config is not None:
         return load_model(config)[0]
@@ -151,14 +151,14 @@ def _api_key() -> str:
 # ---------------------------------------------------------------------------------- stats
 def run_stats(argv: list[str]) -> int:
     """``refine stats [LOG...] [--json]``: figures from usage-ledger files (see
-    :mod:`owlai_refine.ops.stats`); with no ``LOG``, the default ledger every run at a
+    :mod:`owlai_refine.ops.stats.figures`); with no ``LOG``, the default ledger every run at a
     terminal appends to (:func:`~owlai_refine.shell.files.default_ledger_path`). Returns the
     exit code: 3 when a file cannot be read, the default ledger does not exist, or no file
     holds a single ``refine.call`` line (not a usage ledger)."""
 
     def body() -> int:
         from owlai_refine.ops.ledger import read_ledgers
-        from owlai_refine.ops.stats import format_stats, ledger_stats
+        from owlai_refine.ops.stats.figures import format_stats, ledger_stats
         from owlai_refine.shell.files import default_ledger_path, home
 
         p = _Parser(
@@ -200,7 +200,7 @@ def run_stats(argv: list[str]) -> int:
 # --------------------------------------------------------------------------------- doctor
 def run_doctor(argv: list[str]) -> int:
     """``refine doctor [--base-url URL] [--server-log FILE] [--concurrency N]``: one
-    pass/warn/fail line per check (see :mod:`owlai_refine.ops.doctor`). ``--base-url``,
+    pass/warn/fail line per check (see :mod:`owlai_refine.ops.doctor.checks`). ``--base-url``,
     ``--model`` and ``--concurrency`` default to ``$OWLAI_REFINE_BASE_URL``,
     ``$OWLAI_REFINE_MODEL`` and ``$OWLAI_REFINE_CONCURRENCY``, as for ``refine`` itself. Exit 0
     when no check fails, 4 when one does, 2 when no server is named."""
@@ -209,7 +209,7 @@ def run_doctor(argv: list[str]) -> int:
         import anyio
         import httpx2
 
-        from owlai_refine.ops.doctor import (
+        from owlai_refine.ops.doctor.checks import (
             DoctorInput,
             checks_json,
             format_checks,
@@ -288,7 +288,7 @@ def run_doctor(argv: list[str]) -> int:
 # ---------------------------------------------------------------------------------- bench
 def run_bench(argv: list[str]) -> int:
     """``refine bench --base-url URL --model NAME ...``: client-side concurrency sweep (see
-    :mod:`owlai_refine.ops.bench`). Progress and warnings go to stderr; the table (or JSON)
+    :mod:`owlai_refine.ops.bench.sweep`). Progress and warnings go to stderr; the table (or JSON)
     to stdout."""
     return _guard("refine bench", argv, lambda: _bench(argv))
 
@@ -298,9 +298,9 @@ def _bench(argv: list[str]) -> int:
         return _compare_tpot(argv)
     import anyio
 
-    from owlai_refine.ops.bench import BenchOptions, run_bench_async
-    from owlai_refine.ops.benchfmt import format_result
-    from owlai_refine.ops.plot import plot_points
+    from owlai_refine.ops.bench.plot import plot_points
+    from owlai_refine.ops.bench.render import format_result
+    from owlai_refine.ops.bench.sweep import BenchOptions, run_bench_async
 
     p = _Parser(
         prog="refine bench",
@@ -427,10 +427,10 @@ def _bench(argv: list[str]) -> int:
 
 
 def _copy_edit(args: argparse.Namespace) -> int:
-    """``refine bench --copy-edit REPORT``: see :mod:`owlai_refine.ops.copyedit`."""
+    """``refine bench --copy-edit REPORT``: see :mod:`owlai_refine.ops.bench.copyedit`."""
     import anyio
 
-    from owlai_refine.ops.copyedit import run_copy_edit
+    from owlai_refine.ops.bench.copyedit import run_copy_edit
     from owlai_refine.shell.logs import configure_json_logging
 
     # the refiner's per-call lines would mix with the table or the JSON on stdout: warnings
@@ -464,7 +464,7 @@ def _copy_edit(args: argparse.Namespace) -> int:
     if args.json:
         _out(result.model_dump_json(indent=2))
         return 0
-    from owlai_refine.ops.copyedit import format_copy_edit
+    from owlai_refine.ops.bench.copyedit import format_copy_edit
 
     _out(format_copy_edit(result))
     return 0
@@ -474,7 +474,7 @@ def _compare_tpot(argv: list[str]) -> int:
     """``refine bench --compare-tpot A.json B.json``: two ``--copy-edit --json`` results."""
     from pydantic import ValidationError
 
-    from owlai_refine.ops.copyedit import CopyEditResult, compare_tpot
+    from owlai_refine.ops.bench.copyedit import CopyEditResult, compare_tpot
 
     p = _Parser(
         prog="refine bench --compare-tpot",
@@ -498,12 +498,12 @@ def _compare_tpot(argv: list[str]) -> int:
 # ----------------------------------------------------------------------------------- plan
 def run_plan(argv: list[str]) -> int:
     """``refine plan --config PATH ...``: KV cache size and maximum concurrency before a vLLM
-    start (see :mod:`owlai_refine.ops.plan`). Exit 0 with a plan (whatever its verdict), 2 for
-    flags that make no setup, 3 for an unreadable config or ledger."""
+    start (see :mod:`owlai_refine.ops.plan.kvcache`). Exit 0 with a plan (whatever its
+    verdict), 2 for flags that make no setup, 3 for an unreadable config or ledger."""
 
     def body() -> int:
         from owlai_refine.ops.ledger import read_ledgers
-        from owlai_refine.ops.plancli import (
+        from owlai_refine.ops.plan.command import (
             EXAMPLES,
             add_plan_arguments,
             format_plans,

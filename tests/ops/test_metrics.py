@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from owlai_refine.ops.bench.step import delta_of
 from owlai_refine.ops.metrics import (
     KV_USAGE,
     PREEMPTIONS,
@@ -12,7 +13,6 @@ from owlai_refine.ops.metrics import (
     MetricsParseError,
     parse_metrics,
 )
-from owlai_refine.ops.sweep import delta_of
 
 from .conftest import fixture_text
 

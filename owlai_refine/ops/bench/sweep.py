@@ -5,8 +5,8 @@ The server's ``max_num_seqs`` is left large; the client varies how many requests
 Steps: read ``/v1/models`` and ``/metrics``; choose input lengths (``--input-tokens`` or ledger
 quantiles); pre-check concurrency x (input + output) tokens against the KV capacity; size one
 prompt body per length in real tokens (:mod:`.prompts`); one warm-up request; then for each
-length, ``repeats`` passes over the concurrency list (:mod:`.sweep`); medians, the knee
-(:mod:`.benchreport`); optionally ``vllm bench serve`` (:mod:`.crosscheck`) and a PNG.
+length, ``repeats`` passes over the concurrency list (:mod:`.step`); medians, the knee
+(:mod:`.report`); optionally ``vllm bench serve`` (:mod:`.crosscheck`) and a PNG.
 """
 
 from __future__ import annotations
@@ -23,13 +23,23 @@ from pydantic import BaseModel, ConfigDict
 
 from owlai_refine.config import redact_url
 from owlai_refine.errors import ConfigError
-from owlai_refine.ops.benchplan import (
+from owlai_refine.ops.bench.crosscheck import (
+    CrossCheck,
+    ForeignStats,
+    compare,
+    median_stats,
+    parse_vllm_result,
+    run_vllm_bench,
+    vllm_bench_argv,
+)
+from owlai_refine.ops.bench.lengths import (
     TokenCounterClient,
     cap_lengths,
     kv_precheck,
     ledger_lengths,
 )
-from owlai_refine.ops.benchreport import (
+from owlai_refine.ops.bench.prompts import Messages, fit_body, make_messages, new_prefix
+from owlai_refine.ops.bench.report import (
     Knee,
     Point,
     StepStats,
@@ -39,20 +49,10 @@ from owlai_refine.ops.benchreport import (
     queued_steps,
     step_stats,
 )
-from owlai_refine.ops.crosscheck import (
-    CrossCheck,
-    ForeignStats,
-    compare,
-    median_stats,
-    parse_vllm_result,
-    run_vllm_bench,
-    vllm_bench_argv,
-)
+from owlai_refine.ops.bench.step import RequestSpec, delta_of, run_request, run_step
 from owlai_refine.ops.http import ServerError, fetch_metrics, fetch_models, server_urls
 from owlai_refine.ops.metrics import PREFIX_HITS
-from owlai_refine.ops.prompts import Messages, fit_body, make_messages, new_prefix
 from owlai_refine.ops.serverlog import ServerLog
-from owlai_refine.ops.sweep import RequestSpec, delta_of, run_request, run_step
 
 __all__ = [
     "BenchOptions",

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from owlai_refine.ops.bench.step import StepRaw
 from owlai_refine.ops.quantiles import quantile
-from owlai_refine.ops.sweep import StepRaw
 
 __all__ = [
     "Knee",

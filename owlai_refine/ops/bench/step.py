@@ -26,6 +26,7 @@ import anyio
 import httpx2
 import openai
 
+from owlai_refine.ops.bench.prompts import Messages
 from owlai_refine.ops.http import ServerError, ServerUrls, fetch_metrics
 from owlai_refine.ops.metrics import (
     KV_USAGE,
@@ -36,7 +37,6 @@ from owlai_refine.ops.metrics import (
     WAITING,
     Metrics,
 )
-from owlai_refine.ops.prompts import Messages
 
 __all__ = ["RequestResult", "RequestSpec", "StepRaw", "delta_of", "run_request", "run_step"]
 

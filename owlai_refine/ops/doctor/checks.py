@@ -42,10 +42,10 @@ from urllib.parse import urlsplit
 import httpx2
 import openai
 
+from owlai_refine.ops.doctor.kvplan import kv_plan_check
 from owlai_refine.ops.http import ModelInfo, ServerError, ServerUrls, fetch_metrics, fetch_models
 from owlai_refine.ops.metrics import Metrics
-from owlai_refine.ops.modelarch import ModelArch
-from owlai_refine.ops.planlog import kv_plan_check
+from owlai_refine.ops.plan.modelarch import ModelArch
 from owlai_refine.ops.serverlog import ServerLog
 
 __all__ = [

@@ -14,9 +14,9 @@ import httpx2
 import openai
 
 from owlai_refine.errors import InputError
+from owlai_refine.ops.bench.prompts import Messages
 from owlai_refine.ops.http import ServerError, ServerUrls, tokenize_count
 from owlai_refine.ops.ledger import read_ledgers
-from owlai_refine.ops.prompts import Messages
 from owlai_refine.ops.quantiles import quantiles
 
 __all__ = ["TokenCounterClient", "cap_lengths", "kv_precheck", "ledger_lengths"]

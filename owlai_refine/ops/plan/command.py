@@ -1,4 +1,5 @@
-"""``refine plan``: the command line around :mod:`owlai_refine.ops.plan` (files in, text out).
+"""``refine plan``: the command line around :mod:`owlai_refine.ops.plan.kvcache` (files in,
+text out).
 
 Reads the model's ``config.json`` (a file or a model folder, whose ``*.safetensors`` sizes give
 the weights), the GPU presets (``gpus.json`` beside this module), and optionally a usage
@@ -18,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from owlai_refine.errors import ConfigError, InputError
-from owlai_refine.ops.modelarch import ModelArch, arch_from_config
-from owlai_refine.ops.plan import GIB, Plan, PlanInput, plan, windows_text
+from owlai_refine.ops.plan.kvcache import GIB, Plan, PlanInput, plan, windows_text
+from owlai_refine.ops.plan.modelarch import ModelArch, arch_from_config
 
 __all__ = [
     "EXAMPLES",
@@ -35,7 +36,7 @@ __all__ = [
 PRESETS: dict[str, float] = {
     k: float(v)
     for k, v in json.loads(
-        resources.files("owlai_refine.ops").joinpath("gpus.json").read_text(encoding="utf-8")
+        resources.files("owlai_refine.ops.plan").joinpath("gpus.json").read_text(encoding="utf-8")
     ).items()
     if not k.startswith("_")
 }
