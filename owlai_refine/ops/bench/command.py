@@ -14,9 +14,10 @@ from owlai_refine.errors import ConfigError, InputError
 from owlai_refine.ops.console import Parser, api_key, err, out
 from owlai_refine.ops.serverlog import read_server_log
 from owlai_refine.shell.files import check_writable
+from owlai_refine.shell.flags import Exclusive, Flag, add_flags
 
 if TYPE_CHECKING:
-    from owlai_refine.ops.bench.sweep import BenchResult
+    from owlai_refine.ops.bench.sweep import BenchOptions, BenchResult
 
 __all__ = ["main"]
 
@@ -45,6 +46,110 @@ def _fraction_list(text: str) -> list[float]:
     return values
 
 
+_FLAGS: tuple[Flag | Exclusive, ...] = (
+    (("--base-url",), dict(required=True, help="e.g. http://127.0.0.1:8000/v1")),
+    (("--model",), dict(required=True, help="served model name")),
+    Exclusive(
+        (
+            (("--input-tokens",), dict(type=_int_list, help="prompt lengths, e.g. 1100,3000")),
+            (("--ledger",), dict(nargs="+", metavar="LOG", help="take lengths from our log")),
+            (
+                ("--copy-edit",),
+                dict(
+                    metavar="REPORT",
+                    help="instead of the sweep: refine REPORT --repeats times (--concurrency N "
+                    "in flight, default 4) and measure TPOT, tokens, slot-seconds, outcomes and "
+                    "draft acceptance (speculative decoding); compare two saved --json runs "
+                    "with --compare-tpot A B",
+                ),
+            ),
+        ),
+        required=True,
+    ),
+    (
+        ("--quantiles",),
+        dict(
+            type=_fraction_list,
+            default=[0.5, 0.9],
+            help="ledger quantiles as fractions (default 0.5,0.9)",
+        ),
+    ),
+    (("--output-tokens",), dict(type=int, default=256, help="output length (default 256)")),
+    (
+        ("--concurrency",),
+        dict(
+            type=_int_list,
+            default=[1, 2, 4, 8, 16],
+            help="requests in flight per step (default 1,2,4,8,16)",
+        ),
+    ),
+    (("--repeats",), dict(type=int, default=3, help="repeats per step (default 3)")),
+    (
+        ("--rounds",),
+        dict(type=int, default=2, help="requests per in-flight slot per step (default 2)"),
+    ),
+    (
+        ("--margin",),
+        dict(
+            type=float,
+            default=0.05,
+            help="knee: within this fraction of the best throughput (default 0.05)",
+        ),
+    ),
+    (("--server-log",), dict(help="vLLM startup log (KV capacity if /metrics lacks it)")),
+    (
+        ("--temperature",),
+        dict(
+            type=float,
+            help="--copy-edit: the refiner's sampling temperature (default: refine's own)",
+        ),
+    ),
+    (
+        ("--metrics-interval",),
+        dict(
+            type=float,
+            default=1.0,
+            help="seconds between /metrics scrapes during a step (default 1)",
+        ),
+    ),
+    (("--timeout",), dict(type=float, default=600.0, help="seconds per request")),
+    (
+        ("--no-force-length",),
+        dict(
+            action="store_true",
+            help="do not send min_tokens/ignore_eos (servers that reject them)",
+        ),
+    ),
+    (("--json",), dict(action="store_true", help="print JSON instead of the table")),
+    (("--plot",), dict(metavar="PNG", help="write throughput/TTFT plot (matplotlib)")),
+    (
+        ("--vllm-bench",),
+        dict(
+            metavar="VLLM",
+            help="cross-check with `VLLM bench serve` (path of the vllm command)",
+        ),
+    ),
+    (("--tokenizer",), dict(help="tokenizer path for vllm bench serve")),
+    (
+        ("--cross-check-concurrency",),
+        dict(
+            type=_int_list,
+            default=[],
+            help="concurrencies to cross-check (default: all swept)",
+        ),
+    ),
+    (
+        ("--cross-check-repeats",),
+        dict(
+            type=int,
+            default=1,
+            help="vllm bench serve runs per step, median taken (default 1)",
+        ),
+    ),
+)
+"""``refine bench``'s flags, in ``--help``'s order."""
+
+
 def main(argv: list[str]) -> int:
     """``refine bench --base-url URL --model NAME ...``: client-side concurrency sweep (see
     :mod:`owlai_refine.ops.bench.sweep`), or ``--copy-edit`` / ``--compare-tpot`` (see
@@ -52,105 +157,62 @@ def main(argv: list[str]) -> int:
     (or JSON) to stdout. Returns the exit code."""
     if "--compare-tpot" in argv:
         return _compare_tpot(argv)
-    import anyio
-
-    from owlai_refine.ops.bench.plot import plot_points
-    from owlai_refine.ops.bench.render import format_result
-    from owlai_refine.ops.bench.sweep import BenchOptions, run_bench_async
-
     p = Parser(
         prog="refine bench",
         description="Client-side concurrency sweep against one "
         "running OpenAI-compatible server (vLLM for the server-side figures).",
     )
-    p.add_argument("--base-url", required=True, help="e.g. http://127.0.0.1:8000/v1")
-    p.add_argument("--model", required=True, help="served model name")
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--input-tokens", type=_int_list, help="prompt lengths, e.g. 1100,3000")
-    src.add_argument("--ledger", nargs="+", metavar="LOG", help="take lengths from our log")
-    src.add_argument(
-        "--copy-edit",
-        metavar="REPORT",
-        help="instead of the sweep: refine REPORT --repeats times (--concurrency N in flight, "
-        "default 4) and measure TPOT, tokens, slot-seconds, outcomes and draft acceptance "
-        "(speculative decoding); compare two saved --json runs with --compare-tpot A B",
-    )
-    p.add_argument(
-        "--quantiles",
-        type=_fraction_list,
-        default=[0.5, 0.9],
-        help="ledger quantiles as fractions (default 0.5,0.9)",
-    )
-    p.add_argument("--output-tokens", type=int, default=256, help="output length (default 256)")
-    p.add_argument(
-        "--concurrency",
-        type=_int_list,
-        default=[1, 2, 4, 8, 16],
-        help="requests in flight per step (default 1,2,4,8,16)",
-    )
-    p.add_argument("--repeats", type=int, default=3, help="repeats per step (default 3)")
-    p.add_argument(
-        "--rounds", type=int, default=2, help="requests per in-flight slot per step (default 2)"
-    )
-    p.add_argument(
-        "--margin",
-        type=float,
-        default=0.05,
-        help="knee: within this fraction of the best throughput (default 0.05)",
-    )
-    p.add_argument("--server-log", help="vLLM startup log (KV capacity if /metrics lacks it)")
-    p.add_argument(
-        "--temperature",
-        type=float,
-        help="--copy-edit: the refiner's sampling temperature (default: refine's own)",
-    )
-    p.add_argument(
-        "--metrics-interval",
-        type=float,
-        default=1.0,
-        help="seconds between /metrics scrapes during a step (default 1)",
-    )
-    p.add_argument("--timeout", type=float, default=600.0, help="seconds per request")
-    p.add_argument(
-        "--no-force-length",
-        action="store_true",
-        help="do not send min_tokens/ignore_eos (servers that reject them)",
-    )
-    p.add_argument("--json", action="store_true", help="print JSON instead of the table")
-    p.add_argument("--plot", metavar="PNG", help="write throughput/TTFT plot (matplotlib)")
-    p.add_argument(
-        "--vllm-bench",
-        metavar="VLLM",
-        help="cross-check with `VLLM bench serve` (path of the vllm command)",
-    )
-    p.add_argument("--tokenizer", help="tokenizer path for vllm bench serve")
-    p.add_argument(
-        "--cross-check-concurrency",
-        type=_int_list,
-        default=[],
-        help="concurrencies to cross-check (default: all swept)",
-    )
-    p.add_argument(
-        "--cross-check-repeats",
-        type=int,
-        default=1,
-        help="vllm bench serve runs per step, median taken (default 1)",
-    )
+    add_flags(p, _FLAGS)
     args = p.parse_args(argv)
+    _check(args)
+    if args.copy_edit:
+        return _copy_edit(args)
+    return _sweep(args)
+
+
+def _check(args: argparse.Namespace) -> None:
+    """Raise :class:`ConfigError` for flags out of range, :class:`OutputError` for a ``--plot``
+    file that cannot be written: before the sweep, which can take an hour."""
     for flag in ("output_tokens", "repeats", "rounds", "cross_check_repeats"):
         if getattr(args, flag) < 1:
             raise ConfigError(f"--{flag.replace('_', '-')} must be at least 1")
     if not 0 <= args.margin < 1:
         raise ConfigError("--margin must be a fraction in [0, 1)")
-    if args.plot:  # before the sweep, which can take an hour
+    if args.plot:
         if importlib.util.find_spec("matplotlib") is None:
             raise ConfigError("--plot needs matplotlib: pip install 'owlai-refine[bench]'")
         check_writable(args.plot)
-    if args.copy_edit:
-        if args.temperature is not None and not 0 <= args.temperature <= 2:
-            raise ConfigError("--temperature must be in [0, 2]")
-        return _copy_edit(args)
-    opts = BenchOptions(
+    if args.copy_edit and args.temperature is not None and not 0 <= args.temperature <= 2:
+        raise ConfigError("--temperature must be in [0, 2]")
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    """The sweep (see :mod:`owlai_refine.ops.bench.sweep`): its table or JSON on stdout, then
+    the ``--plot``."""
+    import anyio
+
+    from owlai_refine.ops.bench.plot import plot_points
+    from owlai_refine.ops.bench.render import format_result
+    from owlai_refine.ops.bench.sweep import run_bench_async
+
+    opts = _options(args)
+
+    async def go() -> BenchResult:
+        return await run_bench_async(opts, lambda line: err("refine bench: " + line))
+
+    result = anyio.run(go)
+    out(result.model_dump_json(indent=2) if args.json else format_result(result))
+    if args.plot:  # after the figures are out: a failed plot loses nothing
+        plot_points(result.points, args.plot, f"refine bench: {result.model} @ {result.base_url}")
+    return 0
+
+
+def _options(args: argparse.Namespace) -> BenchOptions:
+    """The sweep's settings from the flags (the server log read, the API key from
+    ``$OPENAI_API_KEY``)."""
+    from owlai_refine.ops.bench.sweep import BenchOptions
+
+    return BenchOptions(
         base_url=args.base_url,
         model=args.model,
         api_key=api_key(),
@@ -171,15 +233,6 @@ def main(argv: list[str]) -> int:
         cross_check_concurrency=args.cross_check_concurrency,
         cross_check_repeats=args.cross_check_repeats,
     )
-
-    async def go() -> BenchResult:
-        return await run_bench_async(opts, lambda line: err("refine bench: " + line))
-
-    result = anyio.run(go)
-    out(result.model_dump_json(indent=2) if args.json else format_result(result))
-    if args.plot:  # after the figures are out: a failed plot loses nothing
-        plot_points(result.points, args.plot, f"refine bench: {result.model} @ {result.base_url}")
-    return 0
 
 
 def _copy_edit(args: argparse.Namespace) -> int:

@@ -170,6 +170,23 @@ class _Run:
             self.warn("no /metrics: no preemption, prefix-cache or KV usage figures")
         return info.max_model_len, cap, source
 
+    def lengths(self, max_len: int | None, cap: int | None) -> list[int]:
+        """The input lengths to sweep (``--input-tokens``, or the ledger's quantiles), capped
+        to fit ``max_len``; warns where concurrency x (input + output) exceeds the KV
+        capacity ``cap``. Raises ``ConfigError`` when none is left."""
+        opts = self.opts
+        if opts.ledger:
+            lengths, note = ledger_lengths(opts.ledger, opts.quantiles, opts.model)
+            self.say(note)
+        else:
+            lengths = list(opts.input_tokens)
+        lengths = cap_lengths(lengths, opts.output_tokens, max_len, self.warn)
+        if not lengths:
+            raise ConfigError("no input length to bench: give --input-tokens or --ledger")
+        for text in kv_precheck(lengths, opts.concurrency, opts.output_tokens, cap):
+            self.warn(text)
+        return lengths
+
     async def calibrate(self, lengths: list[int]) -> tuple[list[LengthFit], dict[int, str], int]:
         """Bodies per length, their fits, and the chat template's cost of a lone user
         message (tokens)."""
@@ -225,6 +242,22 @@ class _Run:
         self.say(
             f"{tag}: {st.output_tokens_per_s:.1f} out tok/s, TTFT p50 {ttft} ({st.wall_s:.1f} s)"
         )
+
+    def queued(self, pts: list[Point]) -> tuple[int | None, str | None, list[int]]:
+        """The server's ``max_num_seqs`` (learnt from the points, else the log's) and its
+        source, and the concurrencies at which the server queued requests (warned about:
+        they are never the knee)."""
+        log = self.opts.server_log
+        seqs, seqs_source = learn_max_num_seqs(pts, log.max_num_seqs if log is not None else None)
+        queued = queued_steps(pts, seqs)
+        if queued:
+            self.warn(
+                f"the server queued requests at concurrency {', '.join(map(str, queued))} "
+                f"(max_num_seqs {seqs if seqs is not None else 'unknown'}"
+                f"{f' from {seqs_source}' if seqs_source else ''}): those steps measure "
+                "vLLM's queue, not more parallel work, and are never the knee"
+            )
+        return seqs, seqs_source, queued
 
     async def cross_check(self, vllm: str, pts: list[Point], overhead: int) -> list[CrossCheck]:
         """``vllm bench serve`` at each wanted step, compared with our medians."""
@@ -303,31 +336,13 @@ async def run_bench_async(opts: BenchOptions, say: Progress) -> BenchResult:
         try:
             run = _Run(opts, http, client, say)
             max_len, cap, source = await run.server()
-            if opts.ledger:
-                lengths, note = ledger_lengths(opts.ledger, opts.quantiles, opts.model)
-                say(note)
-            else:
-                lengths = list(opts.input_tokens)
-            lengths = cap_lengths(lengths, opts.output_tokens, max_len, run.warn)
-            if not lengths:
-                raise ConfigError("no input length to bench: give --input-tokens or --ledger")
-            for text in kv_precheck(lengths, opts.concurrency, opts.output_tokens, cap):
-                run.warn(text)
+            lengths = run.lengths(max_len, cap)
             fits, bodies, overhead = await run.calibrate(lengths)
             t_cal = time.perf_counter()
             stats = await run.sweep(bodies)
             t_sweep = time.perf_counter()
             pts = points(stats)
-            log_seqs = opts.server_log.max_num_seqs if opts.server_log is not None else None
-            seqs, seqs_source = learn_max_num_seqs(pts, log_seqs)
-            queued = queued_steps(pts, seqs)
-            if queued:
-                run.warn(
-                    f"the server queued requests at concurrency {', '.join(map(str, queued))} "
-                    f"(max_num_seqs {seqs if seqs is not None else 'unknown'}"
-                    f"{f' from {seqs_source}' if seqs_source else ''}): those steps measure "
-                    "vLLM's queue, not more parallel work, and are never the knee"
-                )
+            seqs, seqs_source, queued = run.queued(pts)
             knees = [
                 find_knee([p for p in pts if p.input_tokens == n], opts.margin, queued)
                 for n in lengths
@@ -345,15 +360,7 @@ async def run_bench_async(opts: BenchOptions, say: Progress) -> BenchResult:
         max_num_seqs=seqs,
         max_num_seqs_source=seqs_source,
         queued_concurrency=queued,
-        settings={
-            "output_tokens": opts.output_tokens,
-            "concurrency": opts.concurrency,
-            "repeats": opts.repeats,
-            "rounds": opts.rounds,
-            "margin": opts.margin,
-            "force_length": opts.force_length,
-            "chat_template_user_overhead_tokens": overhead,
-        },
+        settings=_settings(opts, overhead),
         lengths=fits,
         warnings=run.warnings,
         steps=stats,
@@ -367,3 +374,16 @@ async def run_bench_async(opts: BenchOptions, say: Progress) -> BenchResult:
             "total": t_end - t0,
         },
     )
+
+
+def _settings(opts: BenchOptions, overhead: int) -> dict[str, Any]:
+    """The sweep's settings as ``BenchResult.settings`` states them."""
+    return {
+        "output_tokens": opts.output_tokens,
+        "concurrency": opts.concurrency,
+        "repeats": opts.repeats,
+        "rounds": opts.rounds,
+        "margin": opts.margin,
+        "force_length": opts.force_length,
+        "chat_template_user_overhead_tokens": overhead,
+    }

@@ -47,6 +47,32 @@ def main(argv: list[str]) -> int:
     ``$OWLAI_REFINE_CONCURRENCY``, as for ``refine`` itself. Returns 0 when no check fails, 4
     (:data:`EXIT_CHECK_FAILED`) when one does; raises :class:`ConfigError` when no server is
     named."""
+    args = _parser().parse_args(argv)
+    url = _one_server(args.base_url)
+    if args.concurrency < 1:
+        raise ConfigError("--concurrency must be at least 1")
+    log = read_server_log(args.server_log)
+    inp = DoctorInput(
+        endpoint=server_urls(url),
+        log=log,
+        concurrency=args.concurrency,
+        model=args.model,
+        api_key=api_key(),
+        timeout_s=args.timeout,
+        arch=_served_arch(args.config, log),
+    )
+
+    async def go() -> list[Check]:
+        async with httpx2.AsyncClient(timeout=args.timeout) as http:
+            return await run_checks(inp, http)
+
+    checks = anyio.run(go)
+    out(json.dumps(checks_json(checks), indent=2) if args.json else format_checks(checks))
+    return EXIT_CHECK_FAILED if any(c.status == "fail" for c in checks) else 0
+
+
+def _parser() -> Parser:
+    """``refine doctor``'s flags; the defaults read from the environment now."""
     p = Parser(
         prog="refine doctor",
         description="Check a self-hosted vLLM server against the settings owlai-refine depends on.",
@@ -78,34 +104,19 @@ def main(argv: list[str]) -> int:
         "(default: the log's model path when it is a local folder)",
     )
     p.add_argument("--json", action="store_true", help="print JSON instead of lines")
-    args = p.parse_args(argv)
-    if not args.base_url:
+    return p
+
+
+def _one_server(base_url: str | None) -> str:
+    """The one server ``--base-url`` names; :class:`ConfigError` for none or several."""
+    if not base_url:
         raise ConfigError(
             "which server? give --base-url URL or set OWLAI_REFINE_BASE_URL (as for refine itself)"
         )
-    urls = [u.strip() for u in args.base_url.split(",") if u.strip()]
+    urls = [u.strip() for u in base_url.split(",") if u.strip()]
     if len(urls) != 1:
         raise ConfigError(
-            f"refine doctor checks one server; {args.base_url!r} names {len(urls)}: "
+            f"refine doctor checks one server; {base_url!r} names {len(urls)}: "
             "give one with --base-url"
         )
-    if args.concurrency < 1:
-        raise ConfigError("--concurrency must be at least 1")
-    log = read_server_log(args.server_log)
-    inp = DoctorInput(
-        endpoint=server_urls(urls[0]),
-        log=log,
-        concurrency=args.concurrency,
-        model=args.model,
-        api_key=api_key(),
-        timeout_s=args.timeout,
-        arch=_served_arch(args.config, log),
-    )
-
-    async def go() -> list[Check]:
-        async with httpx2.AsyncClient(timeout=args.timeout) as http:
-            return await run_checks(inp, http)
-
-    checks = anyio.run(go)
-    out(json.dumps(checks_json(checks), indent=2) if args.json else format_checks(checks))
-    return EXIT_CHECK_FAILED if any(c.status == "fail" for c in checks) else 0
+    return urls[0]
