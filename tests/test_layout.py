@@ -121,3 +121,30 @@ def test_what_the_readme_try_it_writes_is_ignored_by_git() -> None:
         check=False,
     )
     assert done.returncode == 0 and done.stdout.strip() == "refined.md"
+
+
+_APPLICATIONS = ("owlai_refine.cli", "owlai_refine.ops", "owlai_refine.shell")
+
+
+def _under(name: str, *packages: str) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in packages)
+
+
+def test_the_library_imports_no_application_module() -> None:
+    """The pipeline (everything outside cli/, ops/, shell/ and ``__main__``) imports neither
+    command nor their shared shell; ops imports no cli module; shell imports neither."""
+    wrong = sorted(
+        f"{name} -> {target}"
+        for name, targets in GRAPH.items()
+        for target in targets
+        if (
+            not _under(name, *_APPLICATIONS, "owlai_refine.__main__")
+            and _under(target, *_APPLICATIONS)
+        )
+        or (_under(name, "owlai_refine.ops") and _under(target, "owlai_refine.cli"))
+        or (
+            _under(name, "owlai_refine.shell")
+            and _under(target, "owlai_refine.cli", "owlai_refine.ops")
+        )
+    )
+    assert wrong == []
