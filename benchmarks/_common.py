@@ -17,11 +17,11 @@ from typing import Any
 import httpx2
 
 from owlai_refine.blocks import Document
-from owlai_refine.cli.logs import configure_json_logging
 from owlai_refine.config import RefineConfig
 from owlai_refine.pipeline.prompt import estimate_tokens
 from owlai_refine.pipeline.refiner import Refiner
 from owlai_refine.results import RefineResult
+from owlai_refine.shell.logs import configure_json_logging
 
 __all__ = [
     "REPO",

@@ -38,8 +38,8 @@ from benchmarks._common import (
     streamed_reply,
 )
 from owlai_refine import RefineConfig, refine
-from owlai_refine.cli.logs import configure_json_logging
 from owlai_refine.pipeline.prompt import estimate_tokens
+from owlai_refine.shell.logs import configure_json_logging
 
 BASE_URL = "http://fake.invalid/v1"
 

@@ -82,7 +82,7 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
         ],
     ),
     "cli": (
-        ["owlai_refine/cli/files.py", "owlai_refine/cli/__init__.py"],
+        ["owlai_refine/shell/files.py", "owlai_refine/cli/__init__.py"],
         [
             "tests/test_cli.py",
             "tests/test_cli_flags.py",

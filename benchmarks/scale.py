@@ -27,7 +27,7 @@ import httpx2
 from benchmarks._common import REPO, print_table
 from benchmarks.memory import BASE_URL, _echo
 from owlai_refine import RefineConfig, refine
-from owlai_refine.cli.logs import configure_json_logging
+from owlai_refine.shell.logs import configure_json_logging
 
 
 def report(items: int) -> str:

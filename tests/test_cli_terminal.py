@@ -169,7 +169,7 @@ def test_the_live_display_shows_counts_in_flight_and_time() -> None:
 
 
 def test_the_default_ledger_follows_xdg_state_home(monkeypatch: pytest.MonkeyPatch) -> None:
-    from owlai_refine.cli.files import default_ledger_path  # noqa: PLC0415
+    from owlai_refine.shell.files import default_ledger_path  # noqa: PLC0415
 
     monkeypatch.setenv("XDG_STATE_HOME", "/x/state")
     assert default_ledger_path() == Path("/x/state/owlai-refine/ledger.jsonl")

@@ -13,8 +13,9 @@ from structlog.testing import capture_logs
 from owlai_refine import Backend, OutcomeStatus, RefineConfig, refine
 from owlai_refine.events import CallFinished, RefineEvent, log_event
 from owlai_refine.ops.ledger import parse_ledger_lines
-from owlai_refine.ops.stats import format_stats, ledger_stats
+from owlai_refine.ops.stats.figures import format_stats, ledger_stats
 from owlai_refine.pipeline.prompt import UNCHANGED_MARKER
+from testsupport.fake_openai import FakeOpenAI, Fault, block_text
 from tests.test_refine import config, polish, report
 from testsupport.fake_openai import FakeOpenAI, Fault, block_text
 

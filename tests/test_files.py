@@ -1,4 +1,4 @@
-"""``cli.files.write_atomic`` under injected faults: the README's "atomically (temporary file,
+"""``shell.files.write_atomic`` under injected faults: the README's "atomically (temporary file,
 fsync, rename)" and "exit 4: nothing was written", checked one barrier at a time.
 
 Each fault is injected where the real one would strike (``os.replace``, ``os.fsync``, a
@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from owlai_refine.cli import files
 from owlai_refine.errors import OutputError
+from owlai_refine.shell import files
 
 OLD = b"# Old\r\n\r\nThe old report.\r\n"
 NEW = "# New\r\n\r\nThe new report, caf\u00e9.\r\n"
@@ -138,7 +138,7 @@ def test_an_interrupt_mid_write_is_re_raised_and_cleaned_up(
 
 KILLED_MID_WRITE = """
 import os, signal, sys
-from owlai_refine.cli import files
+from owlai_refine.shell import files
 def killed(fd):
     os.kill(os.getpid(), signal.SIGKILL)
 os.fsync = killed

@@ -4,8 +4,8 @@ above its own, and each server endpoint asked for in one module.
 The import graph is read with ``ast`` (every ``import`` statement, those inside functions
 included, since a lazy import is still a dependency), module by module: ``a -> b`` when module
 ``a`` imports ``b`` or a name from ``b``. Parent packages are not edges (importing
-``owlai_refine.cli.files`` does run ``owlai_refine/cli/__init__.py`` first, but that is
-Python's order of loading, not a dependency of the importer on the CLI). An import under
+``owlai_refine.shell.files`` does run ``owlai_refine/shell/__init__.py`` first, but that is
+Python's order of loading, not a dependency of the importer on the shell). An import under
 ``if TYPE_CHECKING:`` is never run: it counts for the layers, not for cycles.
 """
 
@@ -56,10 +56,7 @@ Each entry names modules or packages (a package holds every module under it); th
 errors and events every layer shares, and the pure helpers several layers use (the Markdown
 parser's configuration, the marker patterns, the scrubbing of secrets)."""
 
-KNOWN_UPWARD: dict[tuple[str, str], str] = {
-    # H3 removes this: owlai_refine/shell/ takes the CLI's file and log helpers that ops reads.
-    ("owlai_refine.ops", "owlai_refine.cli"): "ops imports the CLI's file and log helpers",
-}
+KNOWN_UPWARD: dict[tuple[str, str], str] = {}
 """Imports from a layer above, each with its reason, as ``(importer, imported)`` prefixes; the
 list only shrinks."""
 

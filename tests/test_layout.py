@@ -46,3 +46,4 @@ def test_what_the_readme_try_it_writes_is_ignored_by_git() -> None:
         check=False,
     )
     assert done.returncode == 0 and done.stdout.strip() == "refined.md"
+

@@ -9,7 +9,8 @@ import pytest
 import structlog
 
 from owlai_refine import OutcomeStatus, refine
-from owlai_refine.cli.logs import configure_json_logging
+from owlai_refine.shell.logs import configure_json_logging
+from testsupport.fake_openai import FakeOpenAI
 from tests.test_refine import config
 from testsupport.fake_openai import FakeOpenAI
 

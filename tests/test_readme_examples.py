@@ -34,7 +34,7 @@ import pytest
 import structlog
 
 from owlai_refine.cli import Exit, main
-from owlai_refine.ops.doctor import check_server_log
+from owlai_refine.ops.doctor.checks import check_server_log
 from owlai_refine.ops.serverlog import parse_server_log
 from testsupport.fake_openai import FakeOpenAI
 

@@ -76,7 +76,7 @@ def test_version_and_help_load_nothing_heavy(argv: list[str]) -> None:
 def test_stats_and_plan_load_none_of_the_run(argv: list[str]) -> None:
     loaded = _loaded(*argv)
     assert loaded & {*RUN_MODULES, *ANALYSERS, *OURS} == set()
-    assert "owlai_refine.ops.stats" in loaded or "owlai_refine.ops.plancli" in loaded
+    assert "owlai_refine.ops.stats.figures" in loaded or "owlai_refine.ops.plan.command" in loaded
 
 
 _HOOK = """
@@ -102,7 +102,7 @@ NOTHING_WRITTEN = "refine: interrupted; no output was written"
         ("owlai_refine.cli", ["r.md"], NOTHING_WRITTEN),  # the CLI, loaded by the entry point
         ("openai", ["r.md", "--base-url", "http://127.0.0.1:9/v1"], NOTHING_WRITTEN),  # the run
         ("owlai_refine.ops", ["stats", "log.jsonl"], NOTHING_WRITTEN),  # the operator tools
-        ("owlai_refine.ops.stats", ["stats", "log.jsonl"], "refine stats: interrupted"),
+        ("owlai_refine.ops.stats.figures", ["stats", "log.jsonl"], "refine stats: interrupted"),
     ],
     ids=["cli", "run", "ops", "ops.stats"],
 )

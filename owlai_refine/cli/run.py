@@ -23,17 +23,6 @@ import structlog
 
 from owlai_refine.blocks import Document
 from owlai_refine.cli.dryrun import print_plan
-from owlai_refine.cli.files import (
-    Backup,
-    Terminated,
-    check_writable,
-    kept_backup,
-    read_report,
-    same_file,
-    write_atomic,
-    write_stdout,
-)
-from owlai_refine.cli.logs import configure_json_logging
 from owlai_refine.cli.progress import summary
 from owlai_refine.cli.session import Session
 from owlai_refine.config import RefineConfig
@@ -46,6 +35,17 @@ from owlai_refine.results import RefineResult
 from owlai_refine.review import diff_text, review_page
 from owlai_refine.scrub import scrubbed_stream, url_secrets
 from owlai_refine.serve.cassette import RecordingTransport, ReplayTransport
+from owlai_refine.shell.files import (
+    Backup,
+    Terminated,
+    check_writable,
+    kept_backup,
+    read_report,
+    same_file,
+    write_atomic,
+    write_stdout,
+)
+from owlai_refine.shell.logs import configure_json_logging
 
 __all__ = ["run_report"]
 

@@ -7,9 +7,9 @@ import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, cast
 
-from owlai_refine.cli.files import default_ledger_path, home
 from owlai_refine.cli.progress import LiveProgress, RunTracker, stderr_is_terminal
 from owlai_refine.errors import OutputError
+from owlai_refine.shell.files import default_ledger_path, home
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -32,9 +32,12 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-__all__ = ["ServerLog", "parse_server_log"]
+from owlai_refine.errors import InputError
+
+__all__ = ["ServerLog", "parse_server_log", "read_server_log"]
 
 _ARGS = re.compile(r"non-default args: (\{.*\})\s*$")
 _ENGINE = re.compile(r"Initializing a \S+ LLM engine \(v([^)]+)\) with config: (.*)$")
@@ -228,3 +231,14 @@ def parse_server_log(text: str) -> ServerLog:
             if out.sampling_overrides is None:
                 out.notes.append("sampling override dict is not a Python literal")
     return out
+
+
+def read_server_log(path: str | None) -> ServerLog | None:
+    """The startup log at ``path`` parsed (``None`` for no path); :class:`InputError` when the
+    file cannot be read."""
+    if path is None:
+        return None
+    try:
+        return parse_server_log(Path(path).read_text(encoding="utf-8", errors="replace"))
+    except OSError as exc:
+        raise InputError(f"cannot read server log {path}: {exc.strerror or exc}") from exc

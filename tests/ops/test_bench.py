@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from owlai_refine.ops import run_bench
-from owlai_refine.ops.benchplan import kv_precheck
+from owlai_refine.ops.bench.lengths import kv_precheck
 
 from .conftest import FIXTURES, Stub
 

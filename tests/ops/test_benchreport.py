@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from owlai_refine.ops.bench import BenchResult
-from owlai_refine.ops.benchreport import (
+from owlai_refine.ops.bench.report import (
     Point,
     Spread,
     find_knee,
@@ -15,7 +14,8 @@ from owlai_refine.ops.benchreport import (
     queued_steps,
     step_stats,
 )
-from owlai_refine.ops.sweep import RequestResult, StepRaw
+from owlai_refine.ops.bench.step import RequestResult, StepRaw
+from owlai_refine.ops.bench.sweep import BenchResult
 
 from .conftest import fixture_text
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from owlai_refine.ops import run_bench
-from owlai_refine.ops.copyedit import CopyEditResult, CopyEditRun, compare_tpot, tpot_of
+from owlai_refine.ops.bench.copyedit import CopyEditResult, CopyEditRun, compare_tpot, tpot_of
 from owlai_refine.results import BlockOutcome, OutcomeStatus
 
 from .conftest import Stub

@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 import pytest
 
-from owlai_refine.ops.crosscheck import (
+from owlai_refine.ops.bench.crosscheck import (
     ForeignStats,
     compare,
     parse_vllm_result,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from owlai_refine.ops.sweep import delta_of
+from owlai_refine.ops.bench.step import delta_of
 from owlai_refine.serve.metrics import (
     KV_USAGE,
     PREEMPTIONS,

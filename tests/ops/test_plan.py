@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from owlai_refine.ops import run_plan
-from owlai_refine.ops.modelarch import arch_from_config
-from owlai_refine.ops.plan import PlanInput, kv_layout, stage_layers
-from owlai_refine.ops.plancli import EXAMPLES
+from owlai_refine.ops.plan.command import EXAMPLES
+from owlai_refine.ops.plan.kvcache import PlanInput, kv_layout, stage_layers
+from owlai_refine.ops.plan.modelarch import arch_from_config
 
 from .conftest import FIXTURES
 

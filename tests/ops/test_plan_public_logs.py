@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from owlai_refine.ops.modelarch import arch_from_config
-from owlai_refine.ops.plan import Plan, PlanInput, plan
+from owlai_refine.ops.plan.kvcache import Plan, PlanInput, plan
+from owlai_refine.ops.plan.modelarch import arch_from_config
 
 LOGS = Path(__file__).parents[2] / "fixtures" / "vllm" / "public-logs"
 FIXTURES = sorted(LOGS.glob("*.json"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from owlai_refine.ops.prompts import Messages, fit_body, make_body, make_messages, new_prefix
+from owlai_refine.ops.bench.prompts import Messages, fit_body, make_body, make_messages, new_prefix
 
 
 def test_prefix_is_unique_and_fixed_length() -> None:

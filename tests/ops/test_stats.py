@@ -9,7 +9,7 @@ import pytest
 
 from owlai_refine.ops import run_stats
 from owlai_refine.ops.ledger import parse_ledger_lines, read_ledgers
-from owlai_refine.ops.stats import format_stats, ledger_stats
+from owlai_refine.ops.stats.figures import format_stats, ledger_stats
 
 from .conftest import FIXTURES
 

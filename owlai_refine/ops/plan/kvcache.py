@@ -1,6 +1,6 @@
 """``refine plan``: how many tokens of KV cache a vLLM server will have, before starting it.
 
-Pure arithmetic over a :class:`~owlai_refine.ops.modelarch.ModelArch` and the serving flags;
+Pure arithmetic over a :class:`~owlai_refine.ops.plan.modelarch.ModelArch` and the serving flags;
 no network, no files. The KV layout follows vLLM's v1 KV cache manager (read from vLLM 0.32's
 ``vllm/v1/core/kv_cache_utils.py`` and ``kv_cache_interface.py``; the rules are older than
 that release and unchanged in substance since 0.10):
@@ -37,7 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from owlai_refine.ops.modelarch import ModelArch, dtype_bytes
+from owlai_refine.ops.plan.modelarch import ModelArch, dtype_bytes
 
 __all__ = [
     "GIB",

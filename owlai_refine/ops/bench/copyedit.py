@@ -30,8 +30,8 @@ import httpx2
 from pydantic import BaseModel, ConfigDict, SecretStr
 
 from owlai_refine.config import RefineConfig, redact_url
+from owlai_refine.serve.server import ServerError, ServerUrls, fetch_metrics, server_urls
 from owlai_refine.pipeline.refiner import Refiner
-from owlai_refine.serve.server import ServerError, fetch_metrics, server_urls
 
 __all__ = [
     "ACCEPTED",
@@ -119,47 +119,12 @@ async def run_copy_edit(
     refiner's sampling temperature (``None``: its default). A failed block is counted in
     ``outcomes``; a run where every block failed raises ``ServerError``."""
     ep = server_urls(base_url)
-    config = RefineConfig(
-        base_url=ep.v1,
-        model=model,
-        concurrency=concurrency,
-        stream=True,
-        api_key=SecretStr(api_key) if api_key else None,
-    )
-    if temperature is not None:
-        config = RefineConfig.model_validate({**config.model_dump(), "temperature": temperature})
+    config = _config(ep.v1, model, concurrency, api_key, temperature)
     runs: list[CopyEditRun] = []
-    drafted_any = False
     async with httpx2.AsyncClient(timeout=30.0) as http, Refiner(config) as refiner:
         for _ in range(repeats):
-            before = await fetch_metrics(http, ep)
-            started = time.perf_counter()
-            result = await refiner.refine(source)
-            wall = time.perf_counter() - started
-            after = await fetch_metrics(http, ep)
-            sent = [o for o in result.outcomes if o.status.value != "skipped"]
-            if sent and all(o.status.value == "failed" for o in sent):
-                raise ServerError(f"every block failed: {sent[0].reason}", url=ep.v1)
-            spec = _spec_delta(before, after)
-            drafted_any |= bool(spec[0])
-            tpot, tpot_p50 = tpot_of(sent)
-            ttfts = [o.ttft_s for o in sent if o.ttft_s is not None]
-            runs.append(
-                CopyEditRun(
-                    wall_s=wall,
-                    slot_s=sum(o.latency_s or 0.0 for o in sent),
-                    blocks_sent=len(sent),
-                    completion_tokens=result.tokens.completion_tokens,
-                    prompt_tokens=result.tokens.prompt_tokens,
-                    tpot_s=tpot,
-                    tpot_p50_s=tpot_p50,
-                    ttft_p50_s=statistics.median(ttfts) if ttfts else None,
-                    outcomes={k: v for k, v in result.counts.items() if v},
-                    draft_tokens=spec[0],
-                    accepted_tokens=spec[1],
-                )
-            )
-    if speculative is None and drafted_any:
+            runs.append(await _one_run(refiner, http, ep, source))
+    if speculative is None and any(r.draft_tokens for r in runs):
         speculative = "on"
     return CopyEditResult(
         base_url=str(redact_url(ep.v1)),
@@ -168,6 +133,54 @@ async def run_copy_edit(
         speculative=speculative,
         temperature=config.temperature,
         runs=runs,
+    )
+
+
+def _config(
+    v1: str, model: str, concurrency: int, api_key: str | None, temperature: float | None
+) -> RefineConfig:
+    """The refiner's settings: streamed (for each block's TTFT), ``concurrency`` in flight,
+    ``temperature`` when given (``None``: the default)."""
+    config = RefineConfig(
+        base_url=v1,
+        model=model,
+        concurrency=concurrency,
+        stream=True,
+        api_key=SecretStr(api_key) if api_key else None,
+    )
+    if temperature is not None:
+        config = RefineConfig.model_validate({**config.model_dump(), "temperature": temperature})
+    return config
+
+
+async def _one_run(
+    refiner: Refiner, http: httpx2.AsyncClient, ep: ServerUrls, source: str
+) -> CopyEditRun:
+    """Refine ``source`` once and measure it, ``/metrics`` read before and after; raises
+    ``ServerError`` when every block sent failed."""
+    before = await fetch_metrics(http, ep)
+    started = time.perf_counter()
+    result = await refiner.refine(source)
+    wall = time.perf_counter() - started
+    after = await fetch_metrics(http, ep)
+    sent = [o for o in result.outcomes if o.status.value != "skipped"]
+    if sent and all(o.status.value == "failed" for o in sent):
+        raise ServerError(f"every block failed: {sent[0].reason}", url=ep.v1)
+    spec = _spec_delta(before, after)
+    tpot, tpot_p50 = tpot_of(sent)
+    ttfts = [o.ttft_s for o in sent if o.ttft_s is not None]
+    return CopyEditRun(
+        wall_s=wall,
+        slot_s=sum(o.latency_s or 0.0 for o in sent),
+        blocks_sent=len(sent),
+        completion_tokens=result.tokens.completion_tokens,
+        prompt_tokens=result.tokens.prompt_tokens,
+        tpot_s=tpot,
+        tpot_p50_s=tpot_p50,
+        ttft_p50_s=statistics.median(ttfts) if ttfts else None,
+        outcomes={k: v for k, v in result.counts.items() if v},
+        draft_tokens=spec[0],
+        accepted_tokens=spec[1],
     )
 
 

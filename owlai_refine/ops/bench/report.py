@@ -20,8 +20,8 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from owlai_refine.ops.bench.step import StepRaw
 from owlai_refine.ops.quantiles import quantile
-from owlai_refine.ops.sweep import StepRaw
 
 __all__ = [
     "Knee",
@@ -209,24 +209,62 @@ def find_knee(pts: Sequence[Point], margin: float = 0.05, queued: Sequence[int] 
     ranked = [p for p in measured if p.concurrency not in queued] or measured[:1]
     if not ranked:
         raise ValueError("no step with a throughput")
-
-    def tps(p: Point) -> float:
-        return p.median("output_tokens_per_s") or 0.0
-
-    best = max(ranked, key=tps)
-    knee = next(p for p in ranked if tps(p) >= (1 - margin) * tps(best))
+    best = max(ranked, key=_tps)
+    knee = next(p for p in ranked if _tps(p) >= (1 - margin) * _tps(best))
     later = [p for p in measured if p.concurrency > knee.concurrency]
-    nxt = later[0] if later else None
     skipped = [p.concurrency for p in measured if p.concurrency in queued]
+    all_queued = len(skipped) == len(measured)
+    nxt = later[0] if later and not all_queued else None
+    costs = _costs(knee, nxt)
+    thr, ttft, decode = costs
+    sentence = _knee_sentence(knee, nxt, costs, skipped, all_queued=all_queued)
+    return Knee(
+        input_tokens=knee.input_tokens,
+        margin=margin,
+        concurrency=knee.concurrency,
+        best_concurrency=best.concurrency,
+        best_output_tokens_per_s=_tps(best),
+        next_concurrency=nxt.concurrency if nxt is not None else None,
+        queued=skipped,
+        throughput_change=thr,
+        ttft_change=ttft,
+        decode_speed_change=decode,
+        sentence=sentence,
+    )
 
-    def pct(x: float | None) -> str:
-        if x is None:
-            return "n/a"
-        return "+0%" if round(x * 100) == 0 else f"{x:+.0%}"
 
-    thr = ttft = decode = None
-    if len(skipped) == len(measured):
-        nxt = None
+def _tps(p: Point) -> float:
+    return p.median("output_tokens_per_s") or 0.0
+
+
+def _costs(knee: Point, nxt: Point | None) -> tuple[float | None, float | None, float | None]:
+    """The changes (fractions) from the knee to the next step: throughput, TTFT and
+    per-request decode speed; all ``None`` when there is no next step."""
+    if nxt is None:
+        return None, None, None
+    thr = _change(_tps(nxt), _tps(knee))
+    ttft = _change(nxt.median("ttft_p50_s"), knee.median("ttft_p50_s"))
+    tpot_k, tpot_n = knee.median("tpot_p50_s"), nxt.median("tpot_p50_s")
+    decode = None if not tpot_k or not tpot_n else tpot_k / tpot_n - 1
+    return thr, ttft, decode
+
+
+def _pct(x: float | None) -> str:
+    if x is None:
+        return "n/a"
+    return "+0%" if round(x * 100) == 0 else f"{x:+.0%}"
+
+
+def _knee_sentence(
+    knee: Point,
+    nxt: Point | None,
+    costs: tuple[float | None, float | None, float | None],
+    skipped: list[int],
+    *,
+    all_queued: bool,
+) -> str:
+    """The knee in words: the cost of the next step, or why there is none to state."""
+    if all_queued:
         sentence = (
             f"every step queued in the server: {knee.concurrency}, the smallest swept, is "
             "already too many; sweep lower"
@@ -237,30 +275,15 @@ def find_knee(pts: Sequence[Point], margin: float = 0.05, queued: Sequence[int] 
             "to see the cost of the next step"
         )
     else:
-        thr = _change(tps(nxt), tps(knee))
-        ttft = _change(nxt.median("ttft_p50_s"), knee.median("ttft_p50_s"))
-        tpot_k, tpot_n = knee.median("tpot_p50_s"), nxt.median("tpot_p50_s")
-        decode = None if not tpot_k or not tpot_n else tpot_k / tpot_n - 1
+        thr, ttft, decode = costs
         sentence = (
-            f"{knee.concurrency} -> {nxt.concurrency}: {pct(thr)} throughput, {pct(ttft)} TTFT, "
-            f"{pct(decode)} per-request decode speed"
+            f"{knee.concurrency} -> {nxt.concurrency}: {_pct(thr)} throughput, {_pct(ttft)} TTFT, "
+            f"{_pct(decode)} per-request decode speed"
         )
-    if skipped and len(skipped) < len(measured):
+    if skipped and not all_queued:
         listed = ", ".join(map(str, skipped))
         sentence += f"; not recommended: {listed} (queued in the server, see the table)"
-    return Knee(
-        input_tokens=knee.input_tokens,
-        margin=margin,
-        concurrency=knee.concurrency,
-        best_concurrency=best.concurrency,
-        best_output_tokens_per_s=tps(best),
-        next_concurrency=nxt.concurrency if nxt is not None else None,
-        queued=skipped,
-        throughput_change=thr,
-        ttft_change=ttft,
-        decode_speed_change=decode,
-        sentence=sentence,
-    )
+    return sentence
 
 
 def learn_max_num_seqs(pts: Sequence[Point], from_log: int | None) -> tuple[int | None, str | None]:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from owlai_refine.errors import ConfigError, OutputError
-from owlai_refine.ops.benchreport import Point
+from owlai_refine.ops.bench.report import Point
 
 __all__ = ["plot_points"]
 

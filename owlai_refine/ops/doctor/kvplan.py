@@ -1,6 +1,6 @@
 """``refine doctor``'s ``kv-plan`` check: the plan for the server a startup log describes,
 against the KV figures that log states. Pure: takes the parsed log and the model's
-architecture, returns a :class:`~owlai_refine.ops.doctor.Check`-shaped tuple.
+architecture, returns a :class:`~owlai_refine.ops.doctor.checks.Check`-shaped tuple.
 
 Inputs from the log (:mod:`owlai_refine.ops.serverlog`): the KV memory per rank ("Available KV
 cache memory" or vLLM for CPU's "Explicitly set ... GiB for KV cache"), ``max_model_len``, the
@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from owlai_refine.ops.modelarch import ModelArch
-from owlai_refine.ops.plan import Plan, PlanInput, plan
+from owlai_refine.ops.plan.kvcache import Plan, PlanInput, plan
+from owlai_refine.ops.plan.modelarch import ModelArch
 from owlai_refine.ops.serverlog import ServerLog
 
 __all__ = ["TOLERANCE", "kv_plan_check", "plan_for_log"]

@@ -1,11 +1,11 @@
-"""Render a :class:`~owlai_refine.ops.bench.BenchResult` as the text ``refine bench`` prints:
+"""Render a :class:`~owlai_refine.ops.bench.sweep.BenchResult` as the text ``refine bench`` prints:
 header, step table, knee sentences, the cross-check table and the warnings. Pure."""
 
 from __future__ import annotations
 
-from owlai_refine.ops.bench import BenchResult
-from owlai_refine.ops.benchreport import format_table
-from owlai_refine.ops.crosscheck import CrossCheck
+from owlai_refine.ops.bench.crosscheck import CrossCheck
+from owlai_refine.ops.bench.report import format_table
+from owlai_refine.ops.bench.sweep import BenchResult
 
 __all__ = ["format_cross_check", "format_result"]
 

@@ -1,5 +1,6 @@
-"""Reading a report and writing the refined one, safely: the CLI's only file IO (and where the
-JSON log goes by default, :func:`default_ledger_path`).
+"""Reading a report and writing the refined one, safely: the applications' file IO (``refine``'s,
+and the operator tools' :func:`check_writable` and :func:`default_ledger_path`, where the JSON
+log goes by default).
 
 The input is never modified. Output is written atomically: a temporary file in the target's
 directory, flushed and fsynced, then renamed over the target, so a crash, Ctrl-C or SIGTERM

@@ -1,4 +1,5 @@
-"""``refine plan``: the command line around :mod:`owlai_refine.ops.plan` (files in, text out).
+"""``refine plan``: the command line around :mod:`owlai_refine.ops.plan.kvcache` (files in,
+text out).
 
 Reads the model's ``config.json`` (a file or a model folder, whose ``*.safetensors`` sizes give
 the weights), the GPU presets (``gpus.json`` beside this module), and optionally a usage
@@ -18,8 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from owlai_refine.errors import ConfigError, InputError
-from owlai_refine.ops.modelarch import ModelArch, arch_from_config
-from owlai_refine.ops.plan import GIB, Plan, PlanInput, plan, windows_text
+from owlai_refine.ops.console import Parser, out
+from owlai_refine.ops.ledger import read_ledgers
+from owlai_refine.ops.plan.kvcache import GIB, Plan, PlanInput, plan, windows_text
+from owlai_refine.ops.plan.modelarch import ModelArch, arch_from_config
+from owlai_refine.ops.quantiles import quantile
 
 __all__ = [
     "EXAMPLES",
@@ -27,6 +31,7 @@ __all__ = [
     "add_plan_arguments",
     "format_plans",
     "load_model",
+    "main",
     "model_name",
     "plan_json",
     "plans",
@@ -35,7 +40,7 @@ __all__ = [
 PRESETS: dict[str, float] = {
     k: float(v)
     for k, v in json.loads(
-        resources.files("owlai_refine.ops").joinpath("gpus.json").read_text(encoding="utf-8")
+        resources.files("owlai_refine.ops.plan").joinpath("gpus.json").read_text(encoding="utf-8")
     ).items()
     if not k.startswith("_")
 }
@@ -305,3 +310,28 @@ def plan_json(ps: list[Plan]) -> dict[str, Any] | list[dict[str, Any]]:
             }
         )
     return out[0] if len(out) == 1 else out
+
+
+def main(argv: list[str]) -> int:
+    """``refine plan --config PATH ...``: KV cache size and maximum concurrency before a vLLM
+    start (see :mod:`owlai_refine.ops.plan.kvcache`). Returns 0 with a plan (whatever its
+    verdict); raises :class:`ConfigError` for flags that make no setup, :class:`InputError`
+    for an unreadable config or ledger."""
+    p = Parser(
+        prog="refine plan",
+        description="The KV cache a vLLM server will have (tokens, full windows) for a "
+        "model,\ncards and flags; variants side by side.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_plan_arguments(p)
+    args = p.parse_args(argv)
+    typical = args.typical_tokens
+    if typical is None and args.ledger:
+        prompts = [c.prompt_tokens for c in read_ledgers(args.ledger).calls if c.prompt_tokens]
+        if not prompts:
+            raise InputError(f"no prompt_tokens in {', '.join(args.ledger)}")
+        typical = int(quantile(prompts, 0.9)) + args.output_tokens
+    ps = plans(args, typical)
+    out(json.dumps(plan_json(ps), indent=2) if args.json else format_plans(ps))
+    return 0

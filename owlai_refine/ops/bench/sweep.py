@@ -5,8 +5,8 @@ The server's ``max_num_seqs`` is left large; the client varies how many requests
 Steps: read ``/v1/models`` and ``/metrics``; choose input lengths (``--input-tokens`` or ledger
 quantiles); pre-check concurrency x (input + output) tokens against the KV capacity; size one
 prompt body per length in real tokens (:mod:`.prompts`); one warm-up request; then for each
-length, ``repeats`` passes over the concurrency list (:mod:`.sweep`); medians, the knee
-(:mod:`.benchreport`); optionally ``vllm bench serve`` (:mod:`.crosscheck`) and a PNG.
+length, ``repeats`` passes over the concurrency list (:mod:`.step`); medians, the knee
+(:mod:`.report`); optionally ``vllm bench serve`` (:mod:`.crosscheck`) and a PNG.
 """
 
 from __future__ import annotations
@@ -23,13 +23,23 @@ from pydantic import BaseModel, ConfigDict
 
 from owlai_refine.config import redact_url
 from owlai_refine.errors import ConfigError
-from owlai_refine.ops.benchplan import (
+from owlai_refine.ops.bench.crosscheck import (
+    CrossCheck,
+    ForeignStats,
+    compare,
+    median_stats,
+    parse_vllm_result,
+    run_vllm_bench,
+    vllm_bench_argv,
+)
+from owlai_refine.ops.bench.lengths import (
     TokenCounterClient,
     cap_lengths,
     kv_precheck,
     ledger_lengths,
 )
-from owlai_refine.ops.benchreport import (
+from owlai_refine.ops.bench.prompts import Messages, fit_body, make_messages, new_prefix
+from owlai_refine.ops.bench.report import (
     Knee,
     Point,
     StepStats,
@@ -39,20 +49,10 @@ from owlai_refine.ops.benchreport import (
     queued_steps,
     step_stats,
 )
-from owlai_refine.ops.crosscheck import (
-    CrossCheck,
-    ForeignStats,
-    compare,
-    median_stats,
-    parse_vllm_result,
-    run_vllm_bench,
-    vllm_bench_argv,
-)
-from owlai_refine.ops.prompts import Messages, fit_body, make_messages, new_prefix
-from owlai_refine.ops.serverlog import ServerLog
-from owlai_refine.ops.sweep import RequestSpec, delta_of, run_request, run_step
-from owlai_refine.serve.metrics import PREFIX_HITS
+from owlai_refine.ops.bench.step import RequestSpec, delta_of, run_request, run_step
 from owlai_refine.serve.server import ServerError, fetch_metrics, fetch_models, server_urls
+from owlai_refine.serve.metrics import PREFIX_HITS
+from owlai_refine.ops.serverlog import ServerLog
 
 __all__ = [
     "BenchOptions",
@@ -170,6 +170,23 @@ class _Run:
             self.warn("no /metrics: no preemption, prefix-cache or KV usage figures")
         return info.max_model_len, cap, source
 
+    def lengths(self, max_len: int | None, cap: int | None) -> list[int]:
+        """The input lengths to sweep (``--input-tokens``, or the ledger's quantiles), capped
+        to fit ``max_len``; warns where concurrency x (input + output) exceeds the KV
+        capacity ``cap``. Raises ``ConfigError`` when none is left."""
+        opts = self.opts
+        if opts.ledger:
+            lengths, note = ledger_lengths(opts.ledger, opts.quantiles, opts.model)
+            self.say(note)
+        else:
+            lengths = list(opts.input_tokens)
+        lengths = cap_lengths(lengths, opts.output_tokens, max_len, self.warn)
+        if not lengths:
+            raise ConfigError("no input length to bench: give --input-tokens or --ledger")
+        for text in kv_precheck(lengths, opts.concurrency, opts.output_tokens, cap):
+            self.warn(text)
+        return lengths
+
     async def calibrate(self, lengths: list[int]) -> tuple[list[LengthFit], dict[int, str], int]:
         """Bodies per length, their fits, and the chat template's cost of a lone user
         message (tokens)."""
@@ -225,6 +242,22 @@ class _Run:
         self.say(
             f"{tag}: {st.output_tokens_per_s:.1f} out tok/s, TTFT p50 {ttft} ({st.wall_s:.1f} s)"
         )
+
+    def queued(self, pts: list[Point]) -> tuple[int | None, str | None, list[int]]:
+        """The server's ``max_num_seqs`` (learnt from the points, else the log's) and its
+        source, and the concurrencies at which the server queued requests (warned about:
+        they are never the knee)."""
+        log = self.opts.server_log
+        seqs, seqs_source = learn_max_num_seqs(pts, log.max_num_seqs if log is not None else None)
+        queued = queued_steps(pts, seqs)
+        if queued:
+            self.warn(
+                f"the server queued requests at concurrency {', '.join(map(str, queued))} "
+                f"(max_num_seqs {seqs if seqs is not None else 'unknown'}"
+                f"{f' from {seqs_source}' if seqs_source else ''}): those steps measure "
+                "vLLM's queue, not more parallel work, and are never the knee"
+            )
+        return seqs, seqs_source, queued
 
     async def cross_check(self, vllm: str, pts: list[Point], overhead: int) -> list[CrossCheck]:
         """``vllm bench serve`` at each wanted step, compared with our medians."""
@@ -303,31 +336,13 @@ async def run_bench_async(opts: BenchOptions, say: Progress) -> BenchResult:
         try:
             run = _Run(opts, http, client, say)
             max_len, cap, source = await run.server()
-            if opts.ledger:
-                lengths, note = ledger_lengths(opts.ledger, opts.quantiles, opts.model)
-                say(note)
-            else:
-                lengths = list(opts.input_tokens)
-            lengths = cap_lengths(lengths, opts.output_tokens, max_len, run.warn)
-            if not lengths:
-                raise ConfigError("no input length to bench: give --input-tokens or --ledger")
-            for text in kv_precheck(lengths, opts.concurrency, opts.output_tokens, cap):
-                run.warn(text)
+            lengths = run.lengths(max_len, cap)
             fits, bodies, overhead = await run.calibrate(lengths)
             t_cal = time.perf_counter()
             stats = await run.sweep(bodies)
             t_sweep = time.perf_counter()
             pts = points(stats)
-            log_seqs = opts.server_log.max_num_seqs if opts.server_log is not None else None
-            seqs, seqs_source = learn_max_num_seqs(pts, log_seqs)
-            queued = queued_steps(pts, seqs)
-            if queued:
-                run.warn(
-                    f"the server queued requests at concurrency {', '.join(map(str, queued))} "
-                    f"(max_num_seqs {seqs if seqs is not None else 'unknown'}"
-                    f"{f' from {seqs_source}' if seqs_source else ''}): those steps measure "
-                    "vLLM's queue, not more parallel work, and are never the knee"
-                )
+            seqs, seqs_source, queued = run.queued(pts)
             knees = [
                 find_knee([p for p in pts if p.input_tokens == n], opts.margin, queued)
                 for n in lengths
@@ -345,15 +360,7 @@ async def run_bench_async(opts: BenchOptions, say: Progress) -> BenchResult:
         max_num_seqs=seqs,
         max_num_seqs_source=seqs_source,
         queued_concurrency=queued,
-        settings={
-            "output_tokens": opts.output_tokens,
-            "concurrency": opts.concurrency,
-            "repeats": opts.repeats,
-            "rounds": opts.rounds,
-            "margin": opts.margin,
-            "force_length": opts.force_length,
-            "chat_template_user_overhead_tokens": overhead,
-        },
+        settings=_settings(opts, overhead),
         lengths=fits,
         warnings=run.warnings,
         steps=stats,
@@ -367,3 +374,16 @@ async def run_bench_async(opts: BenchOptions, say: Progress) -> BenchResult:
             "total": t_end - t0,
         },
     )
+
+
+def _settings(opts: BenchOptions, overhead: int) -> dict[str, Any]:
+    """The sweep's settings as ``BenchResult.settings`` states them."""
+    return {
+        "output_tokens": opts.output_tokens,
+        "concurrency": opts.concurrency,
+        "repeats": opts.repeats,
+        "rounds": opts.rounds,
+        "margin": opts.margin,
+        "force_length": opts.force_length,
+        "chat_template_user_overhead_tokens": overhead,
+    }
