@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from owlai_refine.refiner import Refiner, SyncRefiner, refine, refine_sync
     from owlai_refine.results import BlockOutcome, OutcomeStatus, RefineResult, TokenTotals
     from owlai_refine.splicer import splice
+    from owlai_refine.usage import Usage
 
 _HOMES: dict[str, tuple[str, ...]] = {
     "blocks": ("Block", "BlockKind", "Document", "SkipReason"),
@@ -69,6 +70,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "refiner": ("Refiner", "SyncRefiner", "refine", "refine_sync"),
     "results": ("BlockOutcome", "OutcomeStatus", "RefineResult", "TokenTotals"),
     "splicer": ("splice",),
+    "usage": ("Usage",),
 }
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 """Where each exported name is defined: ``owlai_refine.<module>``."""
@@ -113,6 +115,7 @@ __all__ = [
     "SkipReason",
     "SyncRefiner",
     "TokenTotals",
+    "Usage",
     "__version__",
     "parse",
     "refine",

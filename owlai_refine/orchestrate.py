@@ -336,15 +336,8 @@ class _Run:
         self.emit(
             call(
                 server_request_id=reply.server_request_id,
-                prompt_tokens=reply.prompt_tokens,
-                completion_tokens=reply.completion_tokens,
-                cached_tokens=reply.cached_tokens,
-                finish_reason=reply.finish_reason,
-                latency_s=reply.latency_s,
-                ttft_s=reply.ttft_s,
+                usage=reply.usage,
                 watchdog_reason=reply.watchdog_reason,
-                accepted_prediction_tokens=reply.accepted_prediction_tokens,
-                rejected_prediction_tokens=reply.rejected_prediction_tokens,
             )
         )
         if self.config.log_text:
@@ -385,12 +378,7 @@ class _Run:
             request_id=sent.request_id,
             attempts=sent.attempts,
             max_tokens=sent.max_tokens,
-            prompt_tokens=reply.prompt_tokens,
-            completion_tokens=reply.completion_tokens,
-            cached_tokens=reply.cached_tokens,
-            finish_reason=reply.finish_reason,
-            latency_s=reply.latency_s,
-            ttft_s=reply.ttft_s,
+            usage=reply.usage,
         )
         if reply.watchdog_reason:  # the stream was closed early: the detail says why
             reason = Reason("stopped early", reply.watchdog_reason, ": ")
