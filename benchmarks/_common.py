@@ -19,6 +19,7 @@ import httpx2
 from owlai_refine.blocks import Document
 from owlai_refine.cli.logs import configure_json_logging
 from owlai_refine.config import RefineConfig
+from owlai_refine.orchestrate import _Tuning
 from owlai_refine.prompt import estimate_tokens
 from owlai_refine.refiner import Refiner
 from owlai_refine.results import RefineResult
@@ -206,9 +207,11 @@ async def refine_doc(
     base_url: str,
     model: str,
     transport: httpx2.AsyncBaseTransport | None = None,
+    tuning: _Tuning | None = None,
 ) -> RefineResult:
     """Refine a parsed ``doc`` against ``base_url`` serving ``model`` through a one-shot
-    :class:`~owlai_refine.refiner.Refiner` (what ``refine()`` does, minus the parse)."""
+    :class:`~owlai_refine.refiner.Refiner` (what ``refine()`` does, minus the parse), with the
+    dispatch order and prompt layout of ``tuning`` (``owlai_refine.orchestrate._Tuning``)."""
     config = config.model_copy(update={"base_url": base_url, "model": model})
-    async with Refiner(config, transport=transport) as refiner:
+    async with Refiner(config, transport=transport, _tuning=tuning) as refiner:
         return await refiner.refine_document(doc)

@@ -6,7 +6,8 @@ with our stable-prefix message layout and with the block first.
     kill $(cat ~/.cache/owlai-servers/vllm-18450.pid)
 
 The first ``--blocks`` sendable blocks of one report (default ``06-qxlabs-quantum-computing-math``:
-a long outline, so a long shared prefix) are refined once with ``prompt_layout="block-first"``
+a long outline, so a long shared prefix) are refined once with the ``"block-first"`` prompt layout
+(``owlai_refine.orchestrate._Tuning``)
 and then once with ``"prefix-first"`` (the default), 4 in flight, ``max_tokens`` at most 32 (vLLM
 on 2 CPU cores decodes ~7 tokens/s per request: this keeps a run to a minute or two); the other
 blocks are marked skipped. Around each run ``/metrics`` is read: the hit rate is
@@ -31,6 +32,7 @@ from structlog.testing import capture_logs
 from benchmarks._common import print_table, read_report, refine_doc, report_paths
 from owlai_refine import OutputBudget, RefineConfig, parse
 from owlai_refine.blocks import Document, SkipReason
+from owlai_refine.orchestrate import _Tuning
 from owlai_refine.prompt import build_messages, estimate_tokens, report_context
 
 _METRIC = re.compile(
@@ -78,12 +80,17 @@ async def run(args: argparse.Namespace) -> int:
                 model=args.model,
                 concurrency=4,
                 output=OutputBudget(max_tokens=32),
-                prompt_layout=layout,
                 read_timeout_s=600,
             )
             before = await counters(http, root)
             with capture_logs() as logs:
-                result = await refine_doc(doc, config, base_url=args.base_url, model=args.model)
+                result = await refine_doc(
+                    doc,
+                    config,
+                    base_url=args.base_url,
+                    model=args.model,
+                    tuning=_Tuning(prompt_layout=layout),
+                )
             after = await counters(http, root)
             hits = after["hits"] - before["hits"]
             queries = after["queries"] - before["queries"]

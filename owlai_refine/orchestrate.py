@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import structlog
@@ -95,9 +95,28 @@ def _outcome(block: Block, status: OutcomeStatus, **fields: Any) -> BlockOutcome
     )
 
 
-def plan(doc: Document, config: RefineConfig) -> tuple[list[Block], dict[int, BlockOutcome]]:
-    """Step 1: the blocks to send (longest first, unless ``config.dispatch == "document"``) and
-    the ``skipped`` outcomes of those never sent, by block id."""
+@dataclass(frozen=True, slots=True)
+class _Tuning:
+    """What the benchmarks compare and a user has no reason to change: the private seam
+    ``Refiner(config, _tuning=_Tuning(...))``, kept out of :class:`RefineConfig`.
+
+    ``dispatch``: the order in which blocks queue for a slot. ``"longest-first"`` shortens the
+    tail (the report is done when its slowest block is); ``"document"`` is the order of the
+    report (``benchmarks/tail_latency.py`` compares the two).
+    ``prompt_layout``: ``"prefix-first"`` puts the instructions and report context before the
+    block, so that a server's prefix cache reuses them across blocks; ``"block-first"`` puts
+    the block first (``benchmarks/prefix_cache.py`` measures the cache hits of each).
+    """
+
+    dispatch: Literal["longest-first", "document"] = "longest-first"
+    prompt_layout: Literal["prefix-first", "block-first"] = "prefix-first"
+
+
+def plan(
+    doc: Document, config: RefineConfig, *, _tuning: _Tuning = _Tuning()
+) -> tuple[list[Block], dict[int, BlockOutcome]]:
+    """Step 1: the blocks to send (longest first) and the ``skipped`` outcomes of those never
+    sent, by block id."""
     skipped: dict[int, BlockOutcome] = {}
     send: list[tuple[int, Block]] = []
     for block in doc.blocks:
@@ -106,7 +125,7 @@ def plan(doc: Document, config: RefineConfig) -> tuple[list[Block], dict[int, Bl
             skipped[block.id] = _outcome(block, OutcomeStatus.SKIPPED, reason=reason.value)
         else:
             send.append((estimate_tokens(block.text), block))
-    if config.dispatch == "longest-first":  # the report is done when its slowest block is
+    if _tuning.dispatch == "longest-first":  # the report is done when its slowest block is
         send.sort(key=lambda pair: (-pair[0], pair[1].id))
     return [b for _, b in send], skipped
 
@@ -155,6 +174,7 @@ class _Run:
     context: str
     priority: PriorityPolicy
     prediction: PredictionPolicy
+    tuning: _Tuning
     totals: Counter[str] = field(default_factory=Counter)
     dispatching: anyio.CancelScope | None = None
     """The dispatch step's scope: an error that ends the run cancels it at once."""
@@ -243,7 +263,7 @@ class _Run:
         """Call the model for ``block`` until a reply comes back or the retry policy gives up
         (the last error is raised: a :class:`BlockCallError` knows its attempt and request id).
         Back-off waits hold no slot."""
-        first, marker = self.config.prompt_layout == "block-first", self.config.unchanged_marker
+        first, marker = self.tuning.prompt_layout == "block-first", self.config.unchanged_marker
         messages = build_messages(block, self.context, block_first=first, marker=marker)
         request = _Request(
             block,
@@ -462,9 +482,10 @@ async def refine_document(
     *,
     report_id: str,
     sinks: Sequence[EventSink],
+    _tuning: _Tuning = _Tuning(),
 ) -> RefineResult:
     """Refine a parsed document through ``pool`` (open, its dispatchers started): plan, dispatch,
-    assemble, reporting each step's events to ``sinks``.
+    assemble, reporting each step's events to ``sinks`` (``_tuning``: see :class:`_Tuning`).
 
     Raises ``AuthError`` and ``CassetteMissError`` (after a :class:`RunAborted` event); every
     other failure is a block's ``failed`` outcome. See :meth:`Refiner.refine
@@ -481,8 +502,9 @@ async def refine_document(
         context=report_context(doc, config.report_context_chars),
         priority=PriorityPolicy(config),
         prediction=PredictionPolicy(config),
+        tuning=_tuning,
     )
-    to_send, outcomes = plan(doc, config)
+    to_send, outcomes = plan(doc, config, _tuning=_tuning)
     run.emit(
         RunStarted(
             report_id,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import json
+from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
@@ -47,7 +48,7 @@ def test_every_field_of_usage_reads_flat_and_nothing_else_does() -> None:
 
 def test_usage_is_a_frozen_value() -> None:
     with pytest.raises(ValueError, match="frozen"):
-        USAGE.prompt_tokens = 1  # type: ignore[misc]
+        USAGE.prompt_tokens = 1
     assert Usage(**USAGE.model_dump()) == USAGE
     assert hash(Usage(prompt_tokens=1)) == hash(Usage(prompt_tokens=1))
 
@@ -95,7 +96,8 @@ def test_an_old_ledger_line_without_prediction_counts_reads_them_as_unknown() ->
 
 
 def test_a_block_outcome_takes_and_dumps_its_usage_flat() -> None:
-    fields = {"block_id": 0, "kind": "paragraph", "line_span": (0, 1), "status": "refined"}
+    fields: dict[str, Any] = {"block_id": 0, "kind": "paragraph", "line_span": (0, 1)}
+    fields["status"] = OutcomeStatus.REFINED
     given_flat = BlockOutcome.model_validate({**fields, **USAGE.model_dump()})
     held = BlockOutcome(**fields, usage=USAGE)
     assert given_flat == held and held.completion_tokens == 40
