@@ -1,4 +1,6 @@
-"""The six small inputs of issue 3, each with its exact expected result."""
+"""Six small inputs, each with its exact verdict (text and reasons): a cut reply that still says
+``stop``, a reply fenced or with a preamble, an escaped footnote with a changed citation, a heading
+and bullets for a paragraph, Korean answered in English, and one sentence forty times."""
 
 from __future__ import annotations
 

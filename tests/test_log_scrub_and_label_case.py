@@ -1,4 +1,6 @@
-"""Tests for bugs that survived the suite when planted (issue 21, item 15)."""
+"""Two barriers that a bug planted in each once got past the suite: the JSON log's scrubber
+takes the API key out at any depth of an event, and a reply that changes the case of a footnote
+or citation label is refused."""
 
 from __future__ import annotations
 
