@@ -161,7 +161,7 @@ def usage_chunk(rid: str, model: str, prompt: int, completion: int) -> dict[str,
 
 def model_listing(model: str) -> httpx2.Response:
     """The ``GET /v1/models`` answer of an in-process fake serving ``model``: what a
-    ``Refiner``'s pre-flight reads when it opens (issue 22)."""
+    ``Refiner``'s pre-flight reads when it opens."""
     data = [{"id": model, "object": "model", "owned_by": "benchmark"}]
     return httpx2.Response(200, json={"object": "list", "data": data})
 

@@ -1,9 +1,9 @@
 """Prefix cache: the share of prompt tokens a real vLLM server serves from its prefix cache,
 with our stable-prefix message layout and with the block first.
 
-    bash ../shared/servers/vllm-cpu-smollm2.sh 18450 4       # ~1 min; one vLLM at a time here
+    .ci/vllm-server start 18450          # vLLM for CPU, 4 slots: ~1 min warm; one vLLM at a time
     python -m benchmarks.prefix_cache --base-url http://127.0.0.1:18450/v1 [--blocks 24] [REPORT]
-    kill $(cat ~/.cache/owlai-servers/vllm-18450.pid)
+    .ci/vllm-server stop 18450
 
 The first ``--blocks`` sendable blocks of one report (default ``06-qxlabs-quantum-computing-math``:
 a long outline, so a long shared prefix) are refined once with the ``"block-first"`` prompt layout

@@ -1,4 +1,4 @@
-"""A copy edit costs what it changes (issue 23): the "no change needed" marker and predicted
+"""A copy edit costs what it changes: the "no change needed" marker and predicted
 outputs, end to end against the loopback server."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A reason quotes the words as the block or the reply writes them (issue 22): never the checks'
+"""A reason quotes the words as the block or the reply writes them: never the checks'
 stems (``"their platfo suppor"``), lower-cased words, CJK split into characters, canonical
 values (``"past"`` for 지난) or a morpheme split off a word (Kiwi's ``ᆯ``)."""
 

@@ -213,7 +213,7 @@ def test_any_script_is_cut_within_256_tokens_of_the_second_round(sentence: str) 
 @pytest.mark.parametrize(
     "phrase",
     [
-        "supported by sustained growth potential, ",  # issue 11, defect 8
+        "supported by sustained growth potential, ",  # a loop once missed
         "and so on ",
         "the market grew fast, ",
         "as noted in the report [1], ",
