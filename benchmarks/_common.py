@@ -18,6 +18,7 @@ import httpx2
 
 from owlai_refine.blocks import Document
 from owlai_refine.config import RefineConfig
+from owlai_refine.pipeline.orchestrate import _Tuning
 from owlai_refine.pipeline.prompt import estimate_tokens
 from owlai_refine.pipeline.refiner import Refiner
 from owlai_refine.results import RefineResult
@@ -160,7 +161,7 @@ def usage_chunk(rid: str, model: str, prompt: int, completion: int) -> dict[str,
 
 def model_listing(model: str) -> httpx2.Response:
     """The ``GET /v1/models`` answer of an in-process fake serving ``model``: what a
-    ``Refiner``'s pre-flight reads when it opens (issue 22)."""
+    ``Refiner``'s pre-flight reads when it opens."""
     data = [{"id": model, "object": "model", "owned_by": "benchmark"}]
     return httpx2.Response(200, json={"object": "list", "data": data})
 
@@ -206,9 +207,12 @@ async def refine_doc(
     base_url: str,
     model: str,
     transport: httpx2.AsyncBaseTransport | None = None,
+    tuning: _Tuning | None = None,
 ) -> RefineResult:
     """Refine a parsed ``doc`` against ``base_url`` serving ``model`` through a one-shot
-    :class:`~owlai_refine.pipeline.refiner.Refiner` (what ``refine()`` does, minus the parse)."""
+    :class:`~owlai_refine.pipeline.refiner.Refiner` (what ``refine()`` does, minus the parse),
+    with the dispatch order and prompt layout of ``tuning``
+    (``owlai_refine.pipeline.orchestrate._Tuning``)."""
     config = config.model_copy(update={"base_url": base_url, "model": model})
-    async with Refiner(config, transport=transport) as refiner:
+    async with Refiner(config, transport=transport, _tuning=tuning) as refiner:
         return await refiner.refine_document(doc)

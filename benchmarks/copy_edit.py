@@ -1,4 +1,4 @@
-"""What a copy edit costs, per report, with the "no change needed" marker off and on (issue 23).
+"""What a copy edit costs, per report, with the "no change needed" marker off and on.
 
 usage: python -m benchmarks.copy_edit [--mode off on] [--slots 4] [--label embedded]
                                       [--base-url URL --model NAME] [--out DIR] [REPORT ...]

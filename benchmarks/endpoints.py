@@ -1,4 +1,4 @@
-"""Wall time for one report set with one endpoint and with two (issue 7).
+"""Wall time for one report set with one endpoint and with two.
 
 usage: python -m benchmarks.endpoints [--scale 0.05] [--slots 4] [--repeats 2]
 

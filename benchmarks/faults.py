@@ -1,4 +1,5 @@
-"""Every fault of issue 4 over every real report: what the run did, and that it lost nothing.
+"""Every fault in ``SCENARIOS`` (429s, 5xx, resets, timeouts, malformed replies, 4xx, a server
+that goes away) over every real report: what the run did, and that it lost nothing.
 
 usage: python -m benchmarks.faults [--reports DIR] [--scenario NAME ...]
 

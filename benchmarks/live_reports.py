@@ -27,10 +27,10 @@ import anyio
 import anyio.from_thread
 
 from owlai_refine import Backend, OutputBudget, RefineConfig, parse, refine
-from owlai_refine.serve.local import LOCAL_MODEL_NAME, local_server
-from owlai_refine.results import OutcomeStatus
-from owlai_refine.shell.logs import configure_json_logging
 from owlai_refine.pipeline.verify import changed_outside_blocks, token_drift
+from owlai_refine.results import OutcomeStatus
+from owlai_refine.serve.local import LOCAL_MODEL_NAME, local_server
+from owlai_refine.shell.logs import configure_json_logging
 from testsupport.llamacpp_metrics import InFlightSampler
 
 REPO = Path(__file__).resolve().parents[1]

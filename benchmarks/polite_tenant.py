@@ -1,5 +1,5 @@
 """People's chat turns on a vLLM server while a report is refined: chat TTFT and refine wall time
-per mode (the polite tenant, issue 15).
+per mode (the polite tenant: docs/serving.md, "A polite tenant").
 
 A chat workload sends one short streamed chat turn every ``--chat-every`` seconds (priority 0,
 the default of any chat client; each turn is sent on time whether or not the last one ended) and

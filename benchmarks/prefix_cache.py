@@ -1,12 +1,13 @@
 """Prefix cache: the share of prompt tokens a real vLLM server serves from its prefix cache,
 with our stable-prefix message layout and with the block first.
 
-    bash ../shared/servers/vllm-cpu-smollm2.sh 18450 4       # ~1 min; one vLLM at a time here
+    .ci/vllm-server start 18450          # vLLM for CPU, 4 slots: ~1 min warm; one vLLM at a time
     python -m benchmarks.prefix_cache --base-url http://127.0.0.1:18450/v1 [--blocks 24] [REPORT]
-    kill $(cat ~/.cache/owlai-servers/vllm-18450.pid)
+    .ci/vllm-server stop 18450
 
 The first ``--blocks`` sendable blocks of one report (default ``06-qxlabs-quantum-computing-math``:
-a long outline, so a long shared prefix) are refined once with ``prompt_layout="block-first"``
+a long outline, so a long shared prefix) are refined once with the ``"block-first"`` prompt layout
+(``owlai_refine.orchestrate._Tuning``)
 and then once with ``"prefix-first"`` (the default), 4 in flight, ``max_tokens`` at most 32 (vLLM
 on 2 CPU cores decodes ~7 tokens/s per request: this keeps a run to a minute or two); the other
 blocks are marked skipped. Around each run ``/metrics`` is read: the hit rate is
@@ -31,6 +32,7 @@ from structlog.testing import capture_logs
 from benchmarks._common import print_table, read_report, refine_doc, report_paths
 from owlai_refine import OutputBudget, RefineConfig, parse
 from owlai_refine.blocks import Document, SkipReason
+from owlai_refine.pipeline.orchestrate import _Tuning
 from owlai_refine.pipeline.prompt import build_messages, estimate_tokens, report_context
 
 _METRIC = re.compile(
@@ -107,12 +109,17 @@ async def _measure_layout(
         model=args.model,
         concurrency=4,
         output=OutputBudget(max_tokens=32),
-        prompt_layout=layout,
         read_timeout_s=600,
     )
     before = await counters(http, root)
     with capture_logs() as logs:
-        result = await refine_doc(doc, config, base_url=args.base_url, model=args.model)
+        result = await refine_doc(
+            doc,
+            config,
+            base_url=args.base_url,
+            model=args.model,
+            tuning=_Tuning(prompt_layout=layout),
+        )
     after = await counters(http, root)
     hits = after["hits"] - before["hits"]
     queries = after["queries"] - before["queries"]

@@ -1,9 +1,10 @@
 """Runaway replies on a real model: SmolLM2-135M on llama.cpp, loops cut by the watchdog.
 
-    bash ../shared/servers/llamacpp-smollm2.sh 18400 4      # prints http://127.0.0.1:18400/v1
+    MODEL=$(python -c 'from owlai_refine.local import ensure_model; print(ensure_model())')
+    python -m owlai_refine.serve.local.child "$MODEL" 18400 4 4096 1 smollm2 >server-18400.log 2>&1 &
     python -m benchmarks.runaway_llamacpp --base-url http://127.0.0.1:18400/v1 \
-        --log ~/.cache/owlai-servers/server-18400.log [--blocks 60]
-    kill $(cat ~/.cache/owlai-servers/server-18400.pid)
+        --log server-18400.log [--blocks 60]       # once http://127.0.0.1:18400/health answers
+    kill %1
 
 Short real blocks (the model loops most on those) are refined one at a time (one slot, so that
 each llama.cpp task in the server's log is one of our requests) with greedy decoding

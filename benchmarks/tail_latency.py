@@ -27,6 +27,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import anyio
 
@@ -42,10 +43,12 @@ from benchmarks._common import (
 from benchmarks._server import MODEL, ServerProcess
 from owlai_refine import RefineConfig, parse
 from owlai_refine.blocks import Document
+from owlai_refine.pipeline.orchestrate import _Tuning
 from owlai_refine.pipeline.orchestrate import plan as plan_blocks
 from owlai_refine.pipeline.prompt import build_messages, estimate_tokens, report_context
 
-DISPATCHES = ("longest-first", "document")
+Dispatch = Literal["longest-first", "document"]
+DISPATCHES: tuple[Dispatch, ...] = ("longest-first", "document")
 
 
 @dataclass(frozen=True)
@@ -86,9 +89,7 @@ def plan(path: Path, base: RefineConfig, sum_s: float) -> Plan:
     latencies: dict[str, list[float]] = {}
     scale = 1.0
     for dispatch in DISPATCHES:
-        to_send, _ = plan_blocks(
-            doc, base.model_copy(update={"dispatch": dispatch})
-        )  # the real plan
+        to_send, _ = plan_blocks(doc, base, _tuning=_Tuning(dispatch=dispatch))  # the real plan
         raw = [
             unit.latency(prompt_tokens(build_messages(b, context)), estimate_tokens(b.text))
             for b in to_send
@@ -127,14 +128,21 @@ def explain(records: list[dict[str, float]], slots: int, makespan: float) -> Run
 
 
 async def makespan(
-    server: ServerProcess, p: Plan, config: RefineConfig, *, edit: bool = False
+    server: ServerProcess,
+    p: Plan,
+    config: RefineConfig,
+    *,
+    dispatch: Dispatch = "longest-first",
+    edit: bool = False,
 ) -> Run:
-    """One refine of ``p`` against the server; checks the server saw what the bound assumes
-    (the same latencies, at most ``slots`` in flight, every request answered). ``edit``: the
-    server changes one word of each reply (see ``benchmarks._server``)."""
+    """One refine of ``p`` against the server, blocks queued in ``dispatch`` order; checks the
+    server saw what the bound assumes (the same latencies, at most ``slots`` in flight, every
+    request answered). ``edit``: the server changes one word of each reply (see
+    ``benchmarks._server``)."""
     server.control(mode="latency", edit=edit, **p.model.to_json())
     started = time.perf_counter()
-    result = await refine_doc(p.doc, config, base_url=server.base_url, model=MODEL)
+    tuning = _Tuning(dispatch=dispatch)
+    result = await refine_doc(p.doc, config, base_url=server.base_url, model=MODEL, tuning=tuning)
     elapsed = time.perf_counter() - started
     stats = server.stats()
     served = sum(r["modelled_s"] for r in stats["records"])
@@ -180,9 +188,10 @@ async def _measure_report(
         bound = p.bound(slots)
         row.append(f"{bound:.2f}")
         for dispatch in args.dispatch:
-            config = base.model_copy(update={"dispatch": dispatch, "concurrency": slots})
+            config = base.model_copy(update={"concurrency": slots})
             runs = [
-                await makespan(server, p, config, edit=args.edited) for _ in range(args.repeats)
+                await makespan(server, p, config, dispatch=dispatch, edit=args.edited)
+                for _ in range(args.repeats)
             ]
             best = min(runs, key=lambda r: r.makespan)
             measured = best.makespan

@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from owlai_refine.pipeline.refiner import Refiner, SyncRefiner, refine, refine_sync
     from owlai_refine.pipeline.splice import splice
     from owlai_refine.results import BlockOutcome, OutcomeStatus, RefineResult, TokenTotals
+    from owlai_refine.usage import Usage
 
 _HOMES: dict[str, tuple[str, ...]] = {
     "blocks": ("Block", "BlockKind", "Document", "SkipReason"),
@@ -75,8 +76,9 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     "pipeline.parse": ("parse",),
     "pipeline.refiner": ("Refiner", "SyncRefiner", "refine", "refine_sync"),
-    "results": ("BlockOutcome", "OutcomeStatus", "RefineResult", "TokenTotals"),
     "pipeline.splice": ("splice",),
+    "results": ("BlockOutcome", "OutcomeStatus", "RefineResult", "TokenTotals"),
+    "usage": ("Usage",),
 }
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 """Where each exported name is defined: ``owlai_refine.<module>``."""
@@ -121,6 +123,7 @@ __all__ = [
     "SkipReason",
     "SyncRefiner",
     "TokenTotals",
+    "Usage",
     "__version__",
     "parse",
     "refine",

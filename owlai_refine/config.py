@@ -6,7 +6,7 @@ Every time is in seconds and every size in tokens unless a name says otherwise. 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
@@ -149,12 +149,6 @@ class RefineConfig(_Frozen):
     log_text: bool = False
     """Log each block's text and the model's reply (``refine.block_text``, DEBUG). Off by
     default: report text stays out of logs unless asked for (``refine --log-level debug``)."""
-    dispatch: Literal["longest-first", "document"] = "longest-first"
-    """Order in which blocks queue for a slot. Longest first shortens the tail (the report is
-    done when its slowest block is); ``document`` is kept for benchmarks."""
-    prompt_layout: Literal["prefix-first", "block-first"] = "prefix-first"
-    """``prefix-first`` puts the instructions and report context before the block, so a
-    server's prefix cache reuses them across blocks; ``block-first`` is kept for benchmarks."""
 
     unchanged_marker: bool = True
     """Offer the "no change needed" marker (``owlai_refine.markers.UNCHANGED_MARKER``) as the

@@ -29,10 +29,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from dataclasses import fields as dataclass_fields
 
 import structlog
 
 from owlai_refine.results import BlockOutcome, OutcomeStatus, RefineResult, cut_by
+from owlai_refine.usage import NO_USAGE, Usage, UsageFields
 
 __all__ = [
     "SERVER_CAP_HINT",
@@ -79,9 +81,10 @@ class CallStarted:
 
 
 @dataclass(frozen=True, slots=True)
-class CallFinished:
-    """One request, answered or failed: the usage ledger's record. Token counts are the
-    server's (``None`` if it sent none, or the request failed); times in seconds."""
+class CallFinished(UsageFields):
+    """One request, answered or failed: the usage ledger's record. ``usage`` holds the server's
+    token counts (``None`` if it sent none, or the request failed) and our times in seconds;
+    its fields read flat too (``event.prompt_tokens``), as the log line writes them."""
 
     report_id: str
     block_id: int
@@ -96,21 +99,12 @@ class CallFinished:
     prompt_tokens_est: int
     """Our estimate of the prompt's tokens (a stream closed early gets no server count)."""
     server_request_id: str | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    cached_tokens: int | None = None
-    finish_reason: str | None = None
-    latency_s: float | None = None
-    ttft_s: float | None = None
+    usage: Usage = NO_USAGE
+    """The reply's :class:`~owlai_refine.usage.Usage`; all ``None`` for a failed request."""
     watchdog_reason: str | None = None
     """Why we closed the stream early (e.g. ``"repetition"``), if we did."""
     status_code: int | None = None
     error: str | None = None
-    accepted_prediction_tokens: int | None = None
-    """Predicted outputs (cloud): tokens of the prediction (the block) the reply used, from
-    ``usage.completion_tokens_details``; ``None`` when the server reports none."""
-    rejected_prediction_tokens: int | None = None
-    """Predicted outputs: tokens of the prediction the reply did not use, billed as output."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,8 +175,9 @@ def log_event(event: RefineEvent) -> None:
         return
     log = _log.bind(report_id=event.report_id)
     if isinstance(event, CallFinished):
-        fields = asdict(event)
-        fields.pop("report_id")
+        fields = {f.name: getattr(event, f.name) for f in dataclass_fields(event)}
+        del fields["report_id"]
+        fields |= fields.pop("usage").model_dump()
         fields["stopped_early"] = fields.pop("watchdog_reason")
         fields["latency_s"] = _round(event.latency_s)
         fields["ttft_s"] = _round(event.ttft_s)

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 from collections import Counter
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from owlai_refine.truncation import cut_by, is_truncated
+from owlai_refine.usage import NO_USAGE, USAGE_FIELDS, Usage, UsageFields
 
 __all__ = [
     "BlockOutcome",
@@ -45,8 +52,10 @@ class OutcomeStatus(StrEnum):
     holds the last error. Logged as an ERROR."""
 
 
-class BlockOutcome(BaseModel):
-    """One block's fate. Token counts are the last attempt's, from the server's ``usage``."""
+class BlockOutcome(UsageFields, BaseModel):
+    """One block's fate. :attr:`usage` is the last attempt's (token counts from the server's
+    ``usage``); its fields read flat too (``outcome.completion_tokens``), and may be given flat
+    (``BlockOutcome(..., completion_tokens=12)``) and are dumped flat (``model_dump``)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -75,18 +84,36 @@ class BlockOutcome(BaseModel):
 
     attempts: int = 0
     max_tokens: int | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    cached_tokens: int | None = None
-    finish_reason: str | None = None
-    latency_s: float | None = None
-    ttft_s: float | None = None
+    usage: Usage = NO_USAGE
+    """The last attempt's :class:`~owlai_refine.usage.Usage` (unknown, every field ``None``,
+    for a block never answered)."""
     text: str | None = None
     """The new text (prefix-free) for a ``refined`` block; ``None`` otherwise."""
     reply: str | None = None
     """The reply that was not used, as the model sent it (``<think>`` removed): the one the
     guard refused for a ``rejected`` block, the cut one for a ``truncated`` block; ``None``
     otherwise. Kept for review (``refine --review``); never logged."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _usage_given_flat(cls, data: Any) -> Any:
+        """``prompt_tokens=`` and the other fields of :class:`Usage` given flat (as the model
+        is dumped) go into :attr:`usage`."""
+        if not isinstance(data, dict) or data.keys().isdisjoint(USAGE_FIELDS):
+            return data
+        data = dict(data)
+        usage = data.get("usage", NO_USAGE)
+        usage = usage.model_dump() if isinstance(usage, Usage) else dict(usage)
+        data["usage"] = usage | {name: data.pop(name) for name in USAGE_FIELDS if name in data}
+        return data
+
+    @model_serializer(mode="wrap")
+    def _usage_dumped_flat(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The dump with :attr:`usage`'s fields in its place, flat (``"prompt_tokens": 12``)."""
+        flat: dict[str, Any] = {}
+        for key, value in handler(self).items():
+            flat.update(value if key == "usage" else {key: value})
+        return flat
 
 
 class TokenTotals(BaseModel):

@@ -1,5 +1,5 @@
 """One barrier at a time: each test here fails if that barrier alone is removed, with every
-other one still in place (issue 16's planted bugs that the suite let through).
+other one still in place (each a bug that, planted alone, the suite once let through).
 
 - truncation: a cut-off reply that the guard would accept is still never spliced in;
 - every skip reason the README lists, and the server never sees a skipped block;
@@ -231,7 +231,7 @@ async def test_a_splice_that_changes_a_line_outside_the_blocks_returns_the_sourc
 async def test_a_splice_that_gives_a_crlf_block_lf_endings_returns_the_source(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The safety net checks the endings inside a replaced block too (issue 21 item 15): a
+    """The safety net checks the endings inside a replaced block too: a
     refined block spliced with LF into a CRLF report changes no line outside the blocks."""
     real = spliced_lines
     monkeypatch.setattr(

@@ -1,4 +1,4 @@
-"""Replies that are not what the API promises (issue 21): cut streams, streams that never end,
+"""Replies that are not what the API promises: cut streams, streams that never end,
 replies past ``max_tokens``, bodies of the wrong shape, text no encoder can write. In every case
 the block keeps its text, the run ends within its deadline, and the reason is on record."""
 

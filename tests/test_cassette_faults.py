@@ -1,4 +1,4 @@
-"""Cassettes that used to lose text (issue 21, items 2 and 13): an exchange recorded
+"""Cassettes that used to lose text: an exchange recorded
 incomplete is sent again on ``--resume``, and text holding U+2028, U+2029 or U+0085 replays."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``refine`` used as a hostile user would (issue 21): full disks, devices, FIFOs and symlinks
+"""``refine`` used as a hostile user would: full disks, devices, FIFOs and symlinks
 as outputs, servers that answer garbage or echo our key, kills at chosen moments. Each ends
 with the documented exit code and one line on stderr, no text lost and no secret written."""
 

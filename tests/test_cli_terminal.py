@@ -1,4 +1,4 @@
-"""``refine`` for a person at a terminal (issue 12): progress and a summary instead of JSON,
+"""``refine`` for a person at a terminal: progress and a summary instead of JSON,
 every mistake caught before the first call, and no way to lose the original.
 
 Model calls go to a real HTTP server on loopback (testsupport/fake_openai.py). A terminal is
@@ -63,8 +63,8 @@ def closed_port() -> int:
 def test_in_place_twice_keeps_the_original_and_never_overwrites_a_backup(
     tmp_path: Path, server: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A second ``--in-place`` that changes nothing leaves the file and writes no backup
-    (issue 22); one that changes the file again gets the next number, the first kept."""
+    """A second ``--in-place`` that changes nothing leaves the file and writes no backup;
+    one that changes the file again gets the next number, the first kept."""
     report = write(tmp_path, "ip.md", TEXT)
     args = [str(report), "--in-place", "--base-url", server.base_url]
     assert main(args) == Exit.OK
@@ -321,7 +321,7 @@ def test_in_place_at_a_terminal_in_process(
     assert backup.read_bytes() == TEXT.encode()
     assert main([str(report), "--in-place", "--base-url", server.base_url]) == Exit.OK
     again = plain(capsys.readouterr().err).splitlines()
-    assert f"  wrote nothing ({report} is unchanged; no backup kept)" in again  # issue 22
+    assert f"  wrote nothing ({report} is unchanged; no backup kept)" in again
     assert not (tmp_path / "r.md.~2~").exists()
     ledger = tmp_path / "state" / "owlai-refine" / "ledger.jsonl"
     assert "refine.done" in ledger.read_text()

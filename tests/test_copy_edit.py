@@ -1,4 +1,4 @@
-"""A copy edit costs what it changes (issue 23): the "no change needed" marker and predicted
+"""A copy edit costs what it changes: the "no change needed" marker and predicted
 outputs, end to end against the loopback server."""
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from owlai_refine.events import CallFinished, RefineEvent, log_event
 from owlai_refine.ops.ledger import parse_ledger_lines
 from owlai_refine.ops.stats.figures import format_stats, ledger_stats
 from owlai_refine.pipeline.prompt import UNCHANGED_MARKER
-from testsupport.fake_openai import FakeOpenAI, Fault, block_text
 from tests.test_refine import config, polish, report
 from testsupport.fake_openai import FakeOpenAI, Fault, block_text
 

@@ -1,4 +1,4 @@
-"""One server is one endpoint to the limiter however its URL is spelled (issue 21, item 7):
+"""One server is one endpoint to the limiter however its URL is spelled:
 the key of its cap is the normalised URL (scheme, address resolved, port, path), and a server
 listed twice is refused before anything is sent."""
 

@@ -30,7 +30,7 @@ def test_no_module_is_shadowed_by_a_name_it_exports() -> None:
 
 def test_what_the_readme_try_it_writes_is_ignored_by_git() -> None:
     """``refine fixtures/reports/inference-market.md -o refined.md`` in a clone leaves
-    ``git status`` clean (issue 22)."""
+    ``git status`` clean."""
     import shutil  # noqa: PLC0415 - this test only
     import subprocess  # noqa: PLC0415 - this test only
 
@@ -46,4 +46,3 @@ def test_what_the_readme_try_it_writes_is_ignored_by_git() -> None:
         check=False,
     )
     assert done.returncode == 0 and done.stdout.strip() == "refined.md"
-

@@ -61,7 +61,7 @@ def test_a_real_report_is_refined_byte_exact_within_the_cap(llama: str) -> None:
     counts = result.counts
     assert sum(counts.values()) == len(doc.blocks)
     assert counts["failed"] == 0 and counts["refined"] + counts["unchanged"] > 0
-    assert result.ok  # the plain verdict (issue 22)
+    assert result.ok  # the plain verdict
     calls = [e for e in logs if e["event"] == "refine.call"]
     assert len(calls) == len(doc.sendable)
     # a stream the watchdog closed (a looping reply) ends before the server's usage chunk
@@ -73,7 +73,7 @@ def test_a_real_report_is_refined_byte_exact_within_the_cap(llama: str) -> None:
 
 def test_a_model_the_real_server_does_not_serve_is_refused_on_opening(llama: str) -> None:
     """The pre-flight against llama.cpp's own ``/v1/models``: the error names what it serves,
-    and no block is sent (issue 22)."""
+    and no block is sent."""
     config = RefineConfig(base_url=llama, model="gpt-4o")
     with pytest.raises(
         ConfigError, match=r"model 'gpt-4o' is not served by .*; it serves "

@@ -1,5 +1,5 @@
 """GitHub alerts (``> [!NOTE]``): the marker line is structure, never part of a block's text, so
-it is never sent, and a reply cannot move or drop it (issue 12, item 4)."""
+it is never sent, and a reply cannot move or drop it."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""What the parser reads besides a block's text (issue 16's parser survivors): block kinds,
-container prefixes, heading paths, the front matter title, custom reference headings, pseudo
-headings and links. Each expectation is written out by hand from the Markdown."""
+"""What the parser reads besides a block's text, where mutants of the parser once survived the
+suite: block kinds, container prefixes, heading paths, the front matter title, custom reference
+headings, pseudo headings and links. Each expectation is written out by hand from the Markdown."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The progress line at any width, Ctrl-C at a real terminal, and the summary's rejection counts
-(issue 22). Frames are drawn by rich on a ``Console`` of a fixed width; the Ctrl-C run is the
+"""The progress line at any width, Ctrl-C at a real terminal, and the summary's rejection counts.
+Frames are drawn by rich on a ``Console`` of a fixed width; the Ctrl-C run is the
 real CLI on a pseudo-terminal, against a real HTTP server on loopback."""
 
 from __future__ import annotations

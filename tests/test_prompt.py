@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from owlai_refine.blocks import Block, Document
+from owlai_refine.blocks import Document
 from owlai_refine.config import GuardConfig, OutputBudget
 from owlai_refine.guard import check_reply
 from owlai_refine.pipeline.parse import parse
@@ -22,6 +22,7 @@ from owlai_refine.pipeline.prompt import (
     max_tokens_for,
     report_context,
 )
+from tests.support.blocks import one_block
 
 REPORT = """\
 # GPU Market Report
@@ -123,11 +124,6 @@ def test_the_example_reply_passes_the_guard_and_would_be_caught_if_copied() -> N
     assert "added citation [1]" in map(str, leaked.reasons)
 
 
-def _block(text: str) -> Block:
-    (block,) = parse(text).blocks
-    return block
-
-
 def test_estimate_tokens() -> None:
     assert estimate_tokens("") == 0
     assert estimate_tokens("a" * 35) == 10
@@ -135,7 +131,7 @@ def test_estimate_tokens() -> None:
 
 
 def test_max_tokens_for() -> None:
-    block = _block("word " * 70)  # 349 characters: 100 estimated tokens
+    block = one_block("word " * 70)  # 349 characters: 100 estimated tokens
     assert max_tokens_for(block, OutputBudget()) == 2 * 100 + 64
     assert max_tokens_for(block, OutputBudget(max_tokens=100)) == 100
 

@@ -261,7 +261,7 @@ async def test_unauthorised_stops_the_whole_run_at_once() -> None:
     assert len(server.seen) <= 4  # only what was already in flight
 
 
-# The library never fails silently (issue 22): the endpoints are checked when a Refiner opens.
+# The library never fails silently: the endpoints are checked when a Refiner opens.
 
 
 def nothing_listening() -> str:

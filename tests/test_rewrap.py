@@ -1,4 +1,4 @@
-"""A refined block keeps the original's line breaks where its words allow (issue 22): the reply,
+"""A refined block keeps the original's line breaks where its words allow: the reply,
 often one long line, is re-wrapped at the block's own width before it is spliced, so a ``git
 diff`` of the refined report shows the edit, not a reflow."""
 

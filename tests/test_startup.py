@@ -1,9 +1,9 @@
 """Start-up: what ``refine`` loads before it does anything, and Ctrl-C while it loads.
 
 ``refine --version`` and ``--help`` load no HTTP client, no pydantic model, no openai and none
-of the guard's analysers; ``refine stats`` and ``refine plan`` none of the run's modules (issue
-23: they start in <= 0.3 s, measured in benchmarks/README.md, not asserted here). A Ctrl-C while
-the modules load is one line and exit 130 (issue 21 item 10): each test holds one import open
+of the guard's analysers; ``refine stats`` and ``refine plan`` none of the run's modules (so
+that they start in <= 0.3 s: measured in benchmarks/README.md section 14, not asserted here). A
+Ctrl-C while the modules load is one line and exit 130: each test holds one import open
 with an import hook (a ``sitecustomize`` on ``PYTHONPATH``) and sends SIGINT during it.
 """
 

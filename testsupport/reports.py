@@ -1,6 +1,6 @@
-"""The real reports tests run on: the 15 sample reports in ``../shared/reports`` when that folder
-is beside the checkout, and always the fixture copies in ``fixtures/reports`` (which a test must
-never lose)."""
+"""The real reports tests run on: always the fixture copies in ``fixtures/reports`` (which a test
+must never lose), and the 15 sample reports of ``../shared/reports`` when that folder is beside
+the checkout (it is not in this repository: the tests that need all 15 skip without it)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every block the recorded replays change, read by a person (issue 16): the oracle for
+"""Every block the recorded replays change, read by a person: the oracle for
 ``tests/test_replay.py`` that the product did not write.
 
 ``fixtures/expected/*.md`` were written by the product itself (``tests/record_cassettes.py``): they
@@ -16,7 +16,7 @@ ten ``wrong`` ones are refused since the ending, quotation-mark and tense checks
 colon or final stop dropped, the quotes around a name dropped, "slashes" -> "slashed"); the
 other five (a Korean typo twice, a dropped Korean list item and subject, "much longer" losing
 "much" with another referent) still pass. Since refined blocks are re-wrapped at their own
-width (``owlai_refine.pipeline.rewrap``, issue 22), two texts here have other line breaks, the same
+width (``owlai_refine.pipeline.rewrap``), two texts here have other line breaks, the same
 words.
 """
 

@@ -230,11 +230,6 @@ class RedisLimiter:
         """Seconds a slot stays held without renewal."""
         return self._lease_s
 
-    @property
-    def held_here(self) -> int:
-        """Slots this instance holds now (leases not yet given back or lost)."""
-        return len(self._leases)
-
     def __repr__(self) -> str:
         return (
             f"RedisLimiter({self._url!r}, endpoint={self.endpoint_key!r}, slots={self._slots}, "

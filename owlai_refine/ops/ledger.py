@@ -3,11 +3,10 @@
 Only ``"event": "refine.call"`` lines are call records; every other event (``refine.start``,
 ``refine.done``, ``refine.block_truncated`` ...) is counted and ignored, and lines that are not a
 JSON object are counted as skipped. A failed attempt's call line carries ``error`` and null token
-fields. Fields (units): ``prompt_tokens``, ``completion_tokens``, ``cached_tokens`` (tokens, from
-the server's ``usage``), ``latency_s``, ``ttft_s`` (seconds, measured by our client),
-``max_tokens`` (tokens we asked for), ``backend`` (``"cloud"`` | ``"self-hosted"``),
-``accepted_prediction_tokens``, ``rejected_prediction_tokens`` (tokens of a predicted output the
-reply used or not, from the server's ``usage``; absent or null without predicted outputs).
+fields. Fields read: those of :class:`~owlai_refine.usage.Usage` (token counts from the server's
+``usage``, times in seconds measured by our client; the prediction counts absent or null
+without predicted outputs), ``max_tokens`` (tokens we asked for), ``model``, ``backend``
+(``"cloud"`` | ``"self-hosted"``) and ``error``.
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from owlai_refine.errors import InputError
+from owlai_refine.usage import NO_USAGE, USAGE_FIELDS, Usage, UsageFields
 
 __all__ = ["CALL_EVENT", "CallRecord", "LedgerRead", "parse_ledger_lines", "read_ledgers"]
 
@@ -26,25 +26,19 @@ CALL_EVENT = "refine.call"
 
 
 @dataclass(frozen=True, slots=True)
-class CallRecord:
+class CallRecord(UsageFields):
     """One model call attempt from the ledger.
 
-    Token fields are ``None`` when the line lacks them (a failed attempt, or a server that sent
-    no ``usage``). ``error`` is the error text of a failed attempt, else ``None``.
+    ``usage``'s fields (read flat too: ``record.prompt_tokens``) are ``None`` when the line
+    lacks them (a failed attempt, or a server that sent no ``usage``). ``error`` is the error
+    text of a failed attempt, else ``None``.
     """
 
     model: str
     backend: str
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    cached_tokens: int | None = None
-    finish_reason: str | None = None
-    latency_s: float | None = None
-    ttft_s: float | None = None
+    usage: Usage = NO_USAGE
     max_tokens: int | None = None
     error: str | None = None
-    accepted_prediction_tokens: int | None = None
-    rejected_prediction_tokens: int | None = None
 
 
 @dataclass(slots=True)
@@ -77,19 +71,20 @@ def _str_or_none(value: Any) -> str | None:
 
 
 def _record(obj: dict[str, Any]) -> CallRecord:
+    counts = {
+        name: _int_or_none(obj.get(name)) for name in USAGE_FIELDS if name.endswith("_tokens")
+    }
     return CallRecord(
         model=str(obj.get("model") or "?"),
         backend=str(obj.get("backend") or "?"),
-        prompt_tokens=_int_or_none(obj.get("prompt_tokens")),
-        completion_tokens=_int_or_none(obj.get("completion_tokens")),
-        cached_tokens=_int_or_none(obj.get("cached_tokens")),
-        finish_reason=_str_or_none(obj.get("finish_reason")),
-        latency_s=_float_or_none(obj.get("latency_s")),
-        ttft_s=_float_or_none(obj.get("ttft_s")),
+        usage=Usage(
+            **counts,
+            finish_reason=_str_or_none(obj.get("finish_reason")),
+            latency_s=_float_or_none(obj.get("latency_s")),
+            ttft_s=_float_or_none(obj.get("ttft_s")),
+        ),
         max_tokens=_int_or_none(obj.get("max_tokens")),
         error=_str_or_none(obj.get("error")),
-        accepted_prediction_tokens=_int_or_none(obj.get("accepted_prediction_tokens")),
-        rejected_prediction_tokens=_int_or_none(obj.get("rejected_prediction_tokens")),
     )
 
 

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import structlog
@@ -96,9 +96,28 @@ def _outcome(block: Block, status: OutcomeStatus, **fields: Any) -> BlockOutcome
     )
 
 
-def plan(doc: Document, config: RefineConfig) -> tuple[list[Block], dict[int, BlockOutcome]]:
-    """Step 1: the blocks to send (longest first, unless ``config.dispatch == "document"``) and
-    the ``skipped`` outcomes of those never sent, by block id."""
+@dataclass(frozen=True, slots=True)
+class _Tuning:
+    """What the benchmarks compare and a user has no reason to change: the private seam
+    ``Refiner(config, _tuning=_Tuning(...))``, kept out of :class:`RefineConfig`.
+
+    ``dispatch``: the order in which blocks queue for a slot. ``"longest-first"`` shortens the
+    tail (the report is done when its slowest block is); ``"document"`` is the order of the
+    report (``benchmarks/tail_latency.py`` compares the two).
+    ``prompt_layout``: ``"prefix-first"`` puts the instructions and report context before the
+    block, so that a server's prefix cache reuses them across blocks; ``"block-first"`` puts
+    the block first (``benchmarks/prefix_cache.py`` measures the cache hits of each).
+    """
+
+    dispatch: Literal["longest-first", "document"] = "longest-first"
+    prompt_layout: Literal["prefix-first", "block-first"] = "prefix-first"
+
+
+def plan(
+    doc: Document, config: RefineConfig, *, _tuning: _Tuning = _Tuning()
+) -> tuple[list[Block], dict[int, BlockOutcome]]:
+    """Step 1: the blocks to send (longest first) and the ``skipped`` outcomes of those never
+    sent, by block id."""
     skipped: dict[int, BlockOutcome] = {}
     send: list[tuple[int, Block]] = []
     for block in doc.blocks:
@@ -107,7 +126,7 @@ def plan(doc: Document, config: RefineConfig) -> tuple[list[Block], dict[int, Bl
             skipped[block.id] = _outcome(block, OutcomeStatus.SKIPPED, reason=reason.value)
         else:
             send.append((estimate_tokens(block.text), block))
-    if config.dispatch == "longest-first":  # the report is done when its slowest block is
+    if _tuning.dispatch == "longest-first":  # the report is done when its slowest block is
         send.sort(key=lambda pair: (-pair[0], pair[1].id))
     return [b for _, b in send], skipped
 
@@ -156,6 +175,7 @@ class _Run:
     context: str
     priority: PriorityPolicy
     prediction: PredictionPolicy
+    tuning: _Tuning
     totals: Counter[str] = field(default_factory=Counter)
     dispatching: anyio.CancelScope | None = None
     """The dispatch step's scope: an error that ends the run cancels it at once."""
@@ -244,7 +264,7 @@ class _Run:
         """Call the model for ``block`` until a reply comes back or the retry policy gives up
         (the last error is raised: a :class:`BlockCallError` knows its attempt and request id).
         Back-off waits hold no slot."""
-        first, marker = self.config.prompt_layout == "block-first", self.config.unchanged_marker
+        first, marker = self.tuning.prompt_layout == "block-first", self.config.unchanged_marker
         messages = build_messages(block, self.context, block_first=first, marker=marker)
         request = _Request(
             block,
@@ -337,15 +357,8 @@ class _Run:
         self.emit(
             call(
                 server_request_id=reply.server_request_id,
-                prompt_tokens=reply.prompt_tokens,
-                completion_tokens=reply.completion_tokens,
-                cached_tokens=reply.cached_tokens,
-                finish_reason=reply.finish_reason,
-                latency_s=reply.latency_s,
-                ttft_s=reply.ttft_s,
+                usage=reply.usage,
                 watchdog_reason=reply.watchdog_reason,
-                accepted_prediction_tokens=reply.accepted_prediction_tokens,
-                rejected_prediction_tokens=reply.rejected_prediction_tokens,
             )
         )
         if self.config.log_text:
@@ -386,12 +399,7 @@ class _Run:
             request_id=sent.request_id,
             attempts=sent.attempts,
             max_tokens=sent.max_tokens,
-            prompt_tokens=reply.prompt_tokens,
-            completion_tokens=reply.completion_tokens,
-            cached_tokens=reply.cached_tokens,
-            finish_reason=reply.finish_reason,
-            latency_s=reply.latency_s,
-            ttft_s=reply.ttft_s,
+            usage=reply.usage,
         )
         if reply.watchdog_reason:  # the stream was closed early: the detail says why
             reason = Reason("stopped early", reply.watchdog_reason, ": ")
@@ -475,9 +483,10 @@ async def refine_document(
     *,
     report_id: str,
     sinks: Sequence[EventSink],
+    _tuning: _Tuning = _Tuning(),
 ) -> RefineResult:
     """Refine a parsed document through ``pool`` (open, its dispatchers started): plan, dispatch,
-    assemble, reporting each step's events to ``sinks``.
+    assemble, reporting each step's events to ``sinks`` (``_tuning``: see :class:`_Tuning`).
 
     Raises ``AuthError`` and ``CassetteMissError`` (after a :class:`RunAborted` event); every
     other failure is a block's ``failed`` outcome. See :meth:`Refiner.refine
@@ -494,8 +503,9 @@ async def refine_document(
         context=report_context(doc, config.report_context_chars),
         priority=PriorityPolicy(config),
         prediction=PredictionPolicy(config),
+        tuning=_tuning,
     )
-    to_send, outcomes = plan(doc, config)
+    to_send, outcomes = plan(doc, config, _tuning=_tuning)
     run.emit(
         RunStarted(
             report_id,

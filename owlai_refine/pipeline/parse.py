@@ -1,13 +1,13 @@
 """Cut a Markdown report into blocks: paragraphs and list items, with their source lines.
 
-Pure code, no IO. markdown-it-py finds the blocks (``Token.map`` gives their lines); the container
-prefixes are then read off the raw lines, never re-rendered, so that
+Pure code, no IO. markdown-it-py finds the blocks (``Token.map`` gives their lines); the
+container prefixes are then read off the raw lines, never re-rendered, so that
 :func:`owlai_refine.pipeline.splice.splice` can put text back byte for byte. Facts about
-markdown-it-py 4.3 that shape this module (see DESIGN section 2): list-item maps include trailing
-blank lines (we use the paragraph's own map), lazy continuation lines carry no prefix, paragraph
-content is trimmed and tab-expanded (we never take text from the token), a BOM is not stripped (we
-strip it), footnote paragraphs come last in the token stream, and maps split lines at ``\\r\\n``,
-``\\r`` and ``\\n`` only.
+markdown-it-py 4.3 that shape this module: list-item maps include trailing blank lines (we use
+the paragraph's own map), lazy continuation lines carry no prefix, paragraph content is
+trimmed and tab-expanded (we never take text from the token), a BOM is not stripped (we strip it),
+footnote paragraphs come last in the token stream, and maps split lines at ``\\r\\n``, ``\\r``
+and ``\\n`` only.
 """
 
 from __future__ import annotations

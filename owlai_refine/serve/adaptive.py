@@ -187,15 +187,14 @@ async def run_adaptive(
     if not set_limit(limiter, cap):
         _log.warning("refine.adaptive_unavailable", url=where, reason="limiter cannot resize")
         return
-    law = AdaptiveCap(cap)
-    last: ServerLoad | None = None
+    steering = _Steering(limiter, AdaptiveCap(cap), clock, redact_url(base_url))
     async with httpx2.AsyncClient(timeout=max(2.0, interval_s), transport=transport) as http:
         try:
             while True:
                 try:
-                    load = read_load(await metrics_text(http, url), model)
+                    load = await _read_metrics(http, url, model)
                 except (httpx2.HTTPError, ValueError) as exc:
-                    if last is None:
+                    if steering.last is None:
                         _log.warning(
                             "refine.adaptive_unavailable",
                             url=where,
@@ -205,34 +204,59 @@ async def run_adaptive(
                         return
                     _log.debug("refine.adaptive_read_failed", url=where, error=str(exc)[:200])
                 else:
-                    ours = await _in_flight(limiter)
-                    before = law.limit
-                    limit = law.update(load, ours, clock())
-                    ttft = _interval_ttft(last, load)
-                    last = load
-                    _log.debug(
-                        "refine.adaptive_tick",
-                        running=load.running,
-                        waiting=load.waiting,
-                        ours=ours,
-                        others=law.others,
-                        limit=limit,
-                        ttft_mean_s=ttft,
-                    )
-                    if limit != before:
-                        set_limit(limiter, limit)
-                        _log.info(
-                            "refine.adaptive_limit",
-                            base_url=redact_url(base_url),
-                            limit=limit,
-                            previous=before,
-                            cap=cap,
-                            others=law.others,
-                            ours=ours,
-                        )
+                    await steering.take(load)
                 await anyio.sleep(interval_s)
         finally:
             set_limit(limiter, cap)
+
+
+async def _read_metrics(http: httpx2.AsyncClient, url: str, model: str) -> ServerLoad:
+    """One reading of ``url`` (a ``/metrics``) for ``model``. Raises ``httpx2.HTTPError`` (no
+    answer, or an HTTP error status) or ``ValueError`` (not a vLLM server's metrics)."""
+    return read_load(await metrics_text(http, url), model)
+
+
+@dataclass(slots=True)
+class _Steering:
+    """What :func:`run_adaptive` keeps between two readings: the ``law`` that sets
+    ``limiter``, the ``clock`` it reads, the endpoint (``base_url``, redacted, for the log) and
+    the ``last`` reading (``None`` before the first)."""
+
+    limiter: SlotLimiter
+    law: AdaptiveCap
+    clock: Callable[[], float]
+    base_url: str | None
+    last: ServerLoad | None = None
+
+    async def take(self, load: ServerLoad) -> None:
+        """Take one reading: the law's new limit with our requests in flight now, logged
+        (DEBUG ``refine.adaptive_tick``), and set on the limiter when it moved (INFO
+        ``refine.adaptive_limit``)."""
+        ours = await _in_flight(self.limiter)
+        before = self.law.limit
+        limit = self.law.update(load, ours, self.clock())
+        ttft = _interval_ttft(self.last, load)
+        self.last = load
+        _log.debug(
+            "refine.adaptive_tick",
+            running=load.running,
+            waiting=load.waiting,
+            ours=ours,
+            others=self.law.others,
+            limit=limit,
+            ttft_mean_s=ttft,
+        )
+        if limit != before:
+            set_limit(self.limiter, limit)
+            _log.info(
+                "refine.adaptive_limit",
+                base_url=self.base_url,
+                limit=limit,
+                previous=before,
+                cap=self.law.cap,
+                others=self.law.others,
+                ours=ours,
+            )
 
 
 def _interval_ttft(last: ServerLoad | None, now: ServerLoad) -> float | None:

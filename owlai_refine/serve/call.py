@@ -11,8 +11,9 @@ import json
 import math
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any, TypedDict, TypeVar
@@ -23,6 +24,7 @@ import openai
 
 from owlai_refine.errors import AuthError, FatalCallError, RetryableCallError
 from owlai_refine.scrub import scrub_text
+from owlai_refine.usage import Usage, UsageFields
 
 __all__ = ["Limits", "Reply", "Watchdog", "call_model", "max_reply_chars", "parse_retry_after"]
 
@@ -68,34 +70,21 @@ class _Attempt(TypedDict):
 
 
 @dataclass(frozen=True, slots=True)
-class Reply:
-    """What came back for one request. Token counts come from the server's ``usage`` (``None``
-    if it sent none); times are seconds from just before the request was sent."""
+class Reply(UsageFields):
+    """What came back for one request: its text, and what it cost (:class:`Usage`: the
+    server's token counts, ``None`` if it sent none, and times in seconds from just before the
+    request was sent), whose fields read flat too (``reply.finish_reason``)."""
 
     content: str
-    finish_reason: str | None
-    """``"stop"``, ``"length"`` (cut by ``max_tokens`` or the server's cap), or ``None`` if we
-    closed the stream early."""
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    cached_tokens: int | None
-    """Prompt tokens served from the server's prefix cache, if it reports them."""
-    latency_s: float
-    ttft_s: float | None
-    """Time to the first content token (streaming only)."""
-    server_request_id: str | None
+    usage: Usage
+    """``finish_reason`` is ``None`` if we closed the stream early; ``ttft_s`` is measured for
+    streamed replies only."""
+    server_request_id: str | None = None
     """The ``x-request-id`` response header, if the server echoed one (vLLM does with
     ``--enable-request-id-headers``)."""
     watchdog_reason: str | None = None
     """The watchdog's reason (e.g. ``"repetition"``) if we closed the stream before the server
     finished; ``None`` when the server finished the reply."""
-    chunks_after_stop: int = 0
-    """Content chunks (about one token each) received after the watchdog first fired."""
-    accepted_prediction_tokens: int | None = None
-    """Predicted outputs: tokens of the prediction that the reply used (``usage``'s
-    ``completion_tokens_details``; ``None`` when the server reports none)."""
-    rejected_prediction_tokens: int | None = None
-    """Predicted outputs: tokens of the prediction the reply did not use (billed as output)."""
 
 
 def parse_retry_after(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
@@ -198,13 +187,31 @@ def _count(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _predicted(usage: dict[str, Any]) -> tuple[int | None, int | None]:
-    """The accepted and rejected prediction token counts of ``usage``, for :class:`Reply`."""
-    details = usage.get("completion_tokens_details")
-    details = details if isinstance(details, dict) else {}
-    return (
-        _count(details.get("accepted_prediction_tokens")),
-        _count(details.get("rejected_prediction_tokens")),
+def _usage_of(
+    usage: dict[str, Any] | None,
+    *,
+    finish_reason: str | None,
+    started: float,
+    ttft_s: float | None = None,
+    chunks: int | None = None,
+) -> Usage:
+    """The :class:`Usage` of a reply: the counts of the server's ``usage`` object (``None``:
+    it sent none), ``finish_reason``, the latency from ``started`` to now and ``ttft_s``.
+    ``chunks``, for a stream we closed early, is the completion count if the server gave none."""
+    usage = usage or {}
+    prompt = usage.get("prompt_tokens_details")
+    output = usage.get("completion_tokens_details")
+    output = output if isinstance(output, dict) else {}
+    completion = _count(usage.get("completion_tokens"))
+    return Usage(
+        prompt_tokens=_count(usage.get("prompt_tokens")),
+        completion_tokens=chunks if completion is None else completion,
+        cached_tokens=_count(prompt.get("cached_tokens")) if isinstance(prompt, dict) else None,
+        finish_reason=finish_reason,
+        latency_s=time.perf_counter() - started,
+        ttft_s=ttft_s,
+        accepted_prediction_tokens=_count(output.get("accepted_prediction_tokens")),
+        rejected_prediction_tokens=_count(output.get("rejected_prediction_tokens")),
     )
 
 
@@ -217,12 +224,12 @@ def _checked(reply: Reply, where: _Attempt, max_tokens: int) -> Reply:
         len(reply.content) > max_reply_chars(max_tokens)
         or (reply.completion_tokens or 0) > max_tokens
     ):
-        return Reply(**{**_fields(reply), "watchdog_reason": OVER_MAX_TOKENS})
+        return replace(reply, watchdog_reason=OVER_MAX_TOKENS)
     return reply
 
 
-def _fields(reply: Reply) -> dict[str, Any]:
-    return {name: getattr(reply, name) for name in Reply.__slots__}
+_Create = Callable[..., Awaitable[Any]]
+"""``client.chat.completions.with_raw_response.create`` with one request's arguments bound."""
 
 
 async def call_model(
@@ -255,97 +262,93 @@ async def call_model(
     :class:`AuthError` (401/403). No error text holds the client's API key.
     ``CassetteMissError`` from a replay transport passes through.
     """
-    # The messages travel in extra_body, which the openai client merges into the JSON as it is:
-    # passed as ``messages=``, its per-call type transform walked every message against the
-    # union of message types (a no-op for our plain strings) for ~0.3 ms of CPU per call. The
-    # body sent is the same (``messages=[]`` is overwritten by the merge); a caller's
-    # ``extra_body`` still wins over ours, as before.
-    body: dict[str, Any] = {"messages": messages, **(extra_body or {})}
-    headers = {"X-Request-Id": request_id}
+    create = _request(
+        client,
+        model=model,
+        messages=messages,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        request_id=request_id,
+        extra_body=extra_body,
+    )
     where = _Attempt(request_id=request_id, attempt=attempt)
     started = time.perf_counter()
-    secret = client.api_key
     deadline = math.inf if limits.deadline_s is None else anyio.current_time() + limits.deadline_s
-    with anyio.CancelScope(deadline=deadline) as scope:
-        try:
-            if stream:
-                reply = await _streamed(
-                    client,
-                    model=model,
-                    max_tokens=max_tokens,
-                    temperature=temperature,
-                    headers=headers,
-                    body=body,
-                    started=started,
-                    watchdog=watchdog,
-                    where=where,
-                    scope=scope,
-                    limits=limits,
-                )
-            else:
-                reply = await _whole(
-                    client,
-                    model=model,
-                    max_tokens=max_tokens,
-                    temperature=temperature,
-                    headers=headers,
-                    body=body,
-                    started=started,
-                    where=where,
-                )
-        except openai.APIError as exc:
-            raise _classify(exc, where, secret) from exc
-        except (json.JSONDecodeError, httpx2.DecodingError) as exc:
-            raise _malformed(_short(str(exc), secret), where) from exc
+    with anyio.CancelScope(deadline=deadline) as scope, _classified(where, client.api_key):
+        if stream:
+            got = _Reading(started, max_reply_chars(max_tokens), max_tokens)
+            reply = await _streamed(
+                client, create, got, watchdog=watchdog, where=where, scope=scope, limits=limits
+            )
+        else:
+            reply = await _whole(create, started, where)
         return _checked(reply, where, max_tokens)
-    gap = limits.token_gap_s
-    why = (
-        f"no token for {gap:g} s"
-        if scope.deadline < deadline
-        else f"past the request's deadline of {limits.deadline_s:g} s"
-    )
-    raise RetryableCallError(f"timed out: {why}", **where)
+    raise _timed_out(limits, no_token=scope.deadline < deadline, where=where)
 
 
-async def _whole(
+def _request(
     client: openai.AsyncOpenAI,
     *,
     model: str,
+    messages: list[dict[str, str]],
     max_tokens: int,
     temperature: float,
-    headers: dict[str, str],
-    body: dict[str, Any],
-    started: float,
-    where: _Attempt,
-) -> Reply:
-    """One request for a whole (not streamed) reply, its JSON checked for the API's shape."""
-    raw = await client.chat.completions.with_raw_response.create(
+    request_id: str,
+    extra_body: Mapping[str, Any] | None,
+) -> _Create:
+    """The request :func:`call_model` sends, ready to go (streamed: with more arguments).
+
+    The messages travel in ``extra_body``, which the openai client merges into the JSON as it
+    is: passed as ``messages=``, its per-call type transform walked every message against the
+    union of message types (a no-op for our plain strings) for ~0.3 ms of CPU per call. The
+    body sent is the same (``messages=[]`` is overwritten by the merge); a caller's
+    ``extra_body`` still wins over ours."""
+    return partial(
+        client.chat.completions.with_raw_response.create,
         model=model,
-        messages=[],  # sent in extra_body (see call_model)
+        messages=[],
         max_tokens=max_tokens,
         temperature=temperature,
-        extra_headers=headers,
-        extra_body=body,
+        extra_headers={"X-Request-Id": request_id},
+        extra_body={"messages": messages, **(extra_body or {})},
     )
+
+
+@contextmanager
+def _classified(where: _Attempt, secret: str) -> Iterator[None]:
+    """Raise openai's errors, and a reply that is not JSON, as ours (:func:`_classify`)."""
+    try:
+        yield
+    except openai.APIError as exc:
+        raise _classify(exc, where, secret) from exc
+    except (json.JSONDecodeError, httpx2.DecodingError) as exc:
+        raise _malformed(_short(str(exc), secret), where) from exc
+
+
+def _timed_out(limits: Limits, *, no_token: bool, where: _Attempt) -> RetryableCallError:
+    """The error for a request cut by ``limits``: ``no_token`` when the gap between tokens
+    (``token_gap_s``) ran out before the whole deadline."""
+    why = (
+        f"no token for {limits.token_gap_s:g} s"
+        if no_token
+        else f"past the request's deadline of {limits.deadline_s:g} s"
+    )
+    return RetryableCallError(f"timed out: {why}", **where)
+
+
+async def _whole(create: _Create, started: float, where: _Attempt) -> Reply:
+    """One request for a whole (not streamed) reply, its JSON checked for the API's shape."""
+    raw = await create()
     data = raw.http_response.json()
     choice = _choice(data, where)
     if choice is None:
         raise _malformed("no choices", where)
     if choice.get("finish_reason") is None:
         raise RetryableCallError("incomplete reply: no finish_reason", status=200, **where)
-    usage = _usage(data) or {}
-    details = usage.get("prompt_tokens_details")
     return Reply(
         content=(choice.get("message") or {}).get("content") or "",
-        finish_reason=choice["finish_reason"],
-        prompt_tokens=_count(usage.get("prompt_tokens")),
-        completion_tokens=_count(usage.get("completion_tokens")),
-        cached_tokens=_count(details.get("cached_tokens")) if isinstance(details, dict) else None,
-        latency_s=time.perf_counter() - started,
-        ttft_s=None,
+        usage=_usage_of(_usage(data), finish_reason=choice["finish_reason"], started=started),
         server_request_id=raw.headers.get("x-request-id"),
-        accepted_prediction_tokens=_predicted(usage)[0],
-        rejected_prediction_tokens=_predicted(usage)[1],
     )
 
 
@@ -384,36 +387,21 @@ class _Events(openai.AsyncStream[object]):
 
 async def _streamed(
     client: openai.AsyncOpenAI,
+    create: _Create,
+    got: _Reading,
     *,
-    model: str,
-    max_tokens: int,
-    temperature: float,
-    headers: dict[str, str],
-    body: dict[str, Any],
-    started: float,
     watchdog: Watchdog | None,
     where: _Attempt,
     scope: anyio.CancelScope,
     limits: Limits,
 ) -> Reply:
-    """One streamed request. ``scope`` (the request's deadline) is moved nearer while no token
-    comes (``limits.token_gap_s``); the stream is closed at ``max_tokens``' worth of text."""
-    create = partial(
-        client.chat.completions.with_raw_response.create,
-        model=model,
-        messages=[],  # sent in extra_body (see call_model)
-        max_tokens=max_tokens,
-        temperature=temperature,
-        stream=True,
-        stream_options={"include_usage": True},
-        extra_headers=headers,
-        extra_body=body,
-    )
-    raw = await _reconnecting(create)
+    """One streamed request, read into ``got``. ``scope`` (the request's deadline) is moved
+    nearer while no token comes (``limits.token_gap_s``); the stream is closed at
+    ``max_tokens``' worth of text, or when ``watchdog`` gives a reason."""
+    raw = await _reconnecting(partial(create, stream=True, stream_options={"include_usage": True}))
     deadline, gap = scope.deadline, limits.token_gap_s
     if gap is not None:
         scope.deadline = min(deadline, anyio.current_time() + gap)
-    got = _Reading(started, max_reply_chars(max_tokens), max_tokens)
     events = _Events(cast_to=object, response=raw.http_response, client=client)
     try:
         async for chunk in events:
@@ -479,23 +467,15 @@ class _Reading:
             raise RetryableCallError(
                 f"incomplete reply: the stream ended without {missing}", status=200, **where
             )
-        usage = self.usage or {}
-        details = usage.get("prompt_tokens_details")
-        completion = _count(usage.get("completion_tokens"))
         return Reply(
             content="".join(self.parts),
-            finish_reason=None if self.stopped else self.finish_reason,
-            prompt_tokens=_count(usage.get("prompt_tokens")),
-            completion_tokens=(
-                len(self.parts) if completion is None and self.stopped else completion
+            usage=_usage_of(
+                self.usage,
+                finish_reason=None if self.stopped else self.finish_reason,
+                started=self.started,
+                ttft_s=self.ttft,
+                chunks=len(self.parts) if self.stopped else None,
             ),
-            cached_tokens=_count(details.get("cached_tokens"))
-            if isinstance(details, dict)
-            else None,
-            latency_s=time.perf_counter() - self.started,
-            ttft_s=self.ttft,
             server_request_id=server_request_id,
             watchdog_reason=self.stopped,
-            accepted_prediction_tokens=_predicted(usage)[0],
-            rejected_prediction_tokens=_predicted(usage)[1],
         )

@@ -3,8 +3,7 @@
 vLLM writes it with ``prometheus_client``; we read it with the same library's parser
 (``prometheus_client.parser``), so escapes, comments, timestamps and special values follow the
 format as written. Every sample of every family is kept flat (a histogram's ``_bucket``,
-``_sum`` and ``_count`` series are plain samples here). vLLM names used (see
-``servers/README.md``):
+``_sum`` and ``_count`` series are plain samples here). vLLM names used:
 
 - ``vllm:num_preemptions_total`` (counter, requests preempted)
 - ``vllm:kv_cache_usage_perc`` (gauge, a fraction 0..1 despite the name)

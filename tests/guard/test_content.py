@@ -22,7 +22,7 @@ def test_content_tokens() -> None:
 
 
 def test_latin_glued_to_cjk_is_read_apart() -> None:
-    # issue 11, defect 1: the Latin branch of the word pattern swallowed the Chinese after it
+    # a defect once: the Latin branch of the word pattern swallowed the Chinese after it
     assert content_tokens("MHGPO在性能和计算效率上优于PPO") == {
         "mhgpo", "性", "能", "计", "算", "效", "率", "上", "优",
     }  # fmt: skip

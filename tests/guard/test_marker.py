@@ -4,19 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from owlai_refine.blocks import Block
 from owlai_refine.config import GuardConfig
 from owlai_refine.guard import check_reply
-from owlai_refine.pipeline.parse import parse
 from owlai_refine.pipeline.prompt import FINE_REQUEST, UNCHANGED_MARKER
+from testsupport.blocks import one_block
 
-
-def _block(text: str) -> Block:
-    (block,) = parse(text).blocks
-    return block
-
-
-BLOCK = _block("The market grew in 2024 [1].")
+BLOCK = one_block("The market grew in 2024 [1].")
 
 
 @pytest.mark.parametrize(
@@ -65,7 +58,7 @@ def test_a_long_rest_is_shortened_in_the_reason() -> None:
 
 
 def test_a_block_holding_the_marker_is_judged_as_any_other() -> None:
-    block = _block("Our prompt offer `<unchanged/>` for a block that is fine.")
+    block = one_block("Our prompt offer `<unchanged/>` for a block that is fine.")
     same = check_reply(block, block.text, GuardConfig())
     assert same.unchanged and not same.marker
     edited = check_reply(
@@ -76,13 +69,13 @@ def test_a_block_holding_the_marker_is_judged_as_any_other() -> None:
 
 
 def test_a_japanese_indented_block_takes_the_marker_too() -> None:
-    block = _block("\u3000本記事の内容は正確です。")
+    block = one_block("\u3000本記事の内容は正確です。")
     verdict = check_reply(block, UNCHANGED_MARKER, GuardConfig())
     assert verdict.unchanged and verdict.marker and verdict.text == block.text
 
 
 def test_the_prompts_fine_example_is_fine() -> None:
     """The marker's worked example is a block the guard keeps as it is."""
-    fine = _block(FINE_REQUEST.split("<block>\n", 1)[1].rsplit("\n</block>", 1)[0])
+    fine = one_block(FINE_REQUEST.split("<block>\n", 1)[1].rsplit("\n</block>", 1)[0])
     assert check_reply(fine, fine.text, GuardConfig()).unchanged
     assert check_reply(fine, UNCHANGED_MARKER, GuardConfig()).marker

@@ -82,7 +82,7 @@ def test_normalisation_keeps_korean_word_spaces() -> None:
 @pytest.mark.parametrize(
     ("block", "reply", "group"),
     [
-        # what the embedded model did when issue 11 was filed, each once spliced in as refined
+        # what the embedded model once did, each spliced in as refined before this check
         (
             "번역본은 중국어(번체), 일본어로 게시됩니다.",
             "번역본은 중국어(번역), 일본어로 게시됩니다.",

@@ -1,4 +1,4 @@
-"""A reason quotes the words as the block or the reply writes them (issue 22): never the checks'
+"""A reason quotes the words as the block or the reply writes them: never the checks'
 stems (``"their platfo suppor"``), lower-cased words, CJK split into characters, canonical
 values (``"past"`` for 지난) or a morpheme split off a word (Kiwi's ``ᆯ``)."""
 
@@ -6,25 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from owlai_refine.blocks import Block, BlockKind
 from owlai_refine.config import GuardConfig
 from owlai_refine.guard import MAX_REASONS, check_reply
 from owlai_refine.guard.reasons import Reason
 from owlai_refine.guard.surface import _QUOTE, as_written, locate
 from owlai_refine.results import MORE_REASONS, BlockOutcome, OutcomeStatus
+from testsupport.blocks import one_block
 from testsupport.edits import load_rows
 
 
 def _flat(text: str) -> str:
     return " ".join(text.split())
-
-
-def _block(text: str) -> Block:
-    lines = text.count("\n") + 1
-    return Block(
-        id=0, kind=BlockKind.PARAGRAPH, start=0, end=lines, prefixes=("",) * lines,
-        continuation_prefix="", text=text,
-    )  # fmt: skip
 
 
 def _unquoted(reason: str, block: str, reply: str) -> list[str]:
@@ -60,7 +52,7 @@ def test_a_lost_clause_quotes_the_block_not_its_stems() -> None:
         "that publish reports in several languages at once."
     )
     reply = "Their tools are popular with teams that publish reports."
-    reasons = [str(r) for r in check_reply(_block(block), reply, GuardConfig()).reasons]
+    reasons = [str(r) for r in check_reply(one_block(block), reply, GuardConfig()).reasons]
     clause = next(r for r in reasons if r.startswith("lost clause"))
     assert clause.startswith('lost clause "platforms support over 200 languages')
     assert "platfo " not in clause and "suppor " not in clause
@@ -108,5 +100,5 @@ def test_and_more_is_not_a_group_and_a_block_counts_each_group_once() -> None:
     assert outcome.groups == ("lost clause", "lost name")
     many = "; ".join(f"Item {i} costs {i + 10} dollars." for i in range(MAX_REASONS + 4))
     reply = "; ".join(f"Item {i} costs {i + 50} euros." for i in range(MAX_REASONS + 4))
-    reasons = check_reply(_block(many), reply, GuardConfig()).reasons
+    reasons = check_reply(one_block(many), reply, GuardConfig()).reasons
     assert len(reasons) == MAX_REASONS and reasons[-1].group == MORE_REASONS

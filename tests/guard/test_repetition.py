@@ -9,11 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from owlai_refine.blocks import Block
 from owlai_refine.config import GuardConfig
 from owlai_refine.guard import Reason, watchdog_for
 from owlai_refine.guard.repetition import MAX_UNIT, RepetitionDetector, repetition_problem, units
-from owlai_refine.pipeline.parse import parse
+from testsupport.blocks import one_block
 
 CONFIG = GuardConfig()
 CHARS_PER_TOKEN = 4  # English, roughly; the issue's yardstick for "256 tokens"
@@ -21,11 +20,6 @@ CHARS_PER_TOKEN = 4  # English, roughly; the issue's yardstick for "256 tokens"
 
 def _text(reason: Reason | None) -> str | None:
     return None if reason is None else str(reason)
-
-
-def _block(text: str) -> Block:
-    (block,) = parse(text).blocks
-    return block
 
 
 def _stream(watchdog: Callable[[str], str | None], text: str, step: int = 3) -> int | None:
@@ -81,7 +75,7 @@ def test_feeding_in_chunks_counts_what_one_feed_counts(text: str, steps: list[in
 )
 def test_watchdog_fires_within_256_tokens_of_a_loop(sentence: str) -> None:
     prose = "The committee reviewed the budget and agreed on three priorities for 2025. "
-    watchdog = watchdog_for(_block(prose.strip()), CONFIG)
+    watchdog = watchdog_for(one_block(prose.strip()), CONFIG)
     fired_at = _stream(watchdog, prose + sentence * 60)
     assert fired_at is not None
     lag_tokens = (fired_at - len(prose)) / CHARS_PER_TOKEN
@@ -101,7 +95,7 @@ def test_an_eight_word_loop_is_cut_within_35_tokens(sentence: str) -> None:
     8-word sentence (41-46 characters) is at most 35 tokens (4 characters a token) after the
     loop begins; fed one character at a time."""
     prose = "The committee reviewed the budget and agreed on three priorities for 2025. "
-    watchdog = watchdog_for(_block(prose.strip()), CONFIG)
+    watchdog = watchdog_for(one_block(prose.strip()), CONFIG)
     fired_at = _stream(watchdog, prose + sentence * 60, step=1)
     assert fired_at is not None
     assert fired_at - len(prose) == 3 * len(sentence)
@@ -109,7 +103,7 @@ def test_an_eight_word_loop_is_cut_within_35_tokens(sentence: str) -> None:
 
 
 def test_watchdog_is_the_detector_and_keeps_its_reason() -> None:
-    watchdog = watchdog_for(_block("Some text."), CONFIG)
+    watchdog = watchdog_for(one_block("Some text."), CONFIG)
     loop = "It is good. " * 10
     reason = watchdog(loop)
     assert reason == 'repetition: phrase x3 in a row "it is good"'
@@ -118,7 +112,7 @@ def test_watchdog_is_the_detector_and_keeps_its_reason() -> None:
 
 def test_watchdog_allows_what_the_block_repeats() -> None:
     text = "the number of validators in the network " * 4
-    block = _block(f"We count {text.strip()}.")
+    block = one_block(f"We count {text.strip()}.")
     assert watchdog_for(block, CONFIG)(text + "end ") is None
     assert RepetitionDetector(3, 8).feed(text + "end ") is not None
 
@@ -138,7 +132,7 @@ def test_short_sentences_are_not_counted() -> None:
 
 def test_threshold_and_window_come_from_the_config() -> None:
     text = "one two three four five six seven " * 2 + "one two three four "
-    block = _block("Counting words.")
+    block = one_block("Counting words.")
     assert watchdog_for(block, CONFIG)(text) is None  # a 7-word loop, 2.5 rounds
     assert watchdog_for(block, GuardConfig(repeat_threshold=2))(text) is not None
     assert watchdog_for(block, GuardConfig(repeat_window=4))(text) is not None
@@ -153,7 +147,7 @@ def test_a_long_loop_is_cut_in_its_second_round() -> None:
         "as many historians of science and philosophy have argued at length [1, 2]. "
     )
     assert len(units(paragraph)) > 50  # a period twice the long phrase (24 words)
-    watchdog = watchdog_for(_block("Plato founded the Academy."), CONFIG)
+    watchdog = watchdog_for(one_block("Plato founded the Academy."), CONFIG)
     fired_at = _stream(watchdog, paragraph * 5)
     assert fired_at is not None
     into_second_round = fired_at - len(paragraph)
@@ -192,7 +186,7 @@ def test_a_spaced_hangul_loop_is_cut_within_256_tokens(syllables: int) -> None:
     closed it. Counted in SmolLM2's tokens from the start of the loop's first round."""
     sentence = _spaced(KOREAN.replace(" ", "")[:syllables])
     prose = "이 보고서는 2025년 예산을 검토하고 세 가지 우선순위에 합의했습니다. "
-    watchdog = watchdog_for(_block(prose.strip()), CONFIG)
+    watchdog = watchdog_for(one_block(prose.strip()), CONFIG)
     fired_at = _stream(watchdog, prose + sentence * 80)
     assert fired_at is not None
     assert smollm2_tokens((prose + sentence * 80)[len(prose) : fired_at]) < 256
@@ -209,7 +203,7 @@ def test_a_spaced_hangul_loop_is_cut_within_256_tokens(syllables: int) -> None:
     ],
 )
 def test_any_script_is_cut_within_256_tokens_of_the_second_round(sentence: str) -> None:
-    watchdog = watchdog_for(_block("The committee met."), CONFIG)
+    watchdog = watchdog_for(one_block("The committee met."), CONFIG)
     text = sentence * 40
     fired_at = _stream(watchdog, text)
     assert fired_at is not None
@@ -219,7 +213,7 @@ def test_any_script_is_cut_within_256_tokens_of_the_second_round(sentence: str) 
 @pytest.mark.parametrize(
     "phrase",
     [
-        "supported by sustained growth potential, ",  # issue 11, defect 8
+        "supported by sustained growth potential, ",  # a loop once missed
         "and so on ",
         "the market grew fast, ",
         "as noted in the report [1], ",
@@ -232,7 +226,7 @@ def test_a_short_phrase_three_times_in_a_row_is_a_loop(phrase: str) -> None:
     reply = f"The outlook is strong, {phrase * 3} and more."
     reason = _text(repetition_problem(block, reply, 3, 8))
     assert reason is not None and reason.startswith("repetition: phrase x3")
-    watchdog = watchdog_for(_block(block), CONFIG)
+    watchdog = watchdog_for(one_block(block), CONFIG)
     assert _stream(watchdog, reply) is not None  # cut while streaming, by its third copy
 
 
@@ -251,7 +245,7 @@ def test_short_stutters_and_pairs_are_not_loops(reply: str) -> None:
 def test_a_run_the_block_itself_has_is_allowed() -> None:
     text = "We said go west, go west, go west, and they went."
     assert repetition_problem(text, text.replace("went", "left"), 3, 8) is None
-    assert watchdog_for(_block(text), CONFIG)(text + " ") is None
+    assert watchdog_for(one_block(text), CONFIG)(text + " ") is None
 
 
 def test_a_short_loop_after_a_long_cjk_run_is_caught() -> None:

@@ -1,6 +1,7 @@
 """The guard on the real sample reports: no false rejections, and real damage caught.
 
-Every sendable block of every report in ``../shared/reports`` is fed back as its own reply (it
+Every sendable block of every sample report (``tests.support.reports``: ``fixtures/reports``,
+and the shared set beside the checkout when it is there) is fed back as its own reply (it
 must be ``unchanged``, and every check must pass it even when the ``unchanged`` shortcut is
 skipped), to a watchdog as a stream (it must never fire on real prose), and mutated the way a
 model damages text (a citation dropped, a URL changed, ...), which must be rejected with the

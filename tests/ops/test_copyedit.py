@@ -12,6 +12,7 @@ import pytest
 from owlai_refine.ops import run_bench
 from owlai_refine.ops.bench.copyedit import CopyEditResult, CopyEditRun, compare_tpot, tpot_of
 from owlai_refine.results import BlockOutcome, OutcomeStatus
+from owlai_refine.usage import Usage
 
 from .conftest import Stub
 
@@ -68,9 +69,9 @@ def test_an_unreadable_report_exits_3(stub: Stub, capsys: pytest.CaptureFixture[
 
 
 def _outcome(latency: float, ttft: float, tokens: int) -> BlockOutcome:
+    usage = Usage(latency_s=latency, ttft_s=ttft, completion_tokens=tokens)
     return BlockOutcome(block_id=0, kind="paragraph", line_span=(0, 1),
-                        status=OutcomeStatus.REFINED, latency_s=latency, ttft_s=ttft,
-                        completion_tokens=tokens)  # fmt: skip
+                        status=OutcomeStatus.REFINED, usage=usage)  # fmt: skip
 
 
 def test_tpot_is_decode_time_over_tokens_after_the_first() -> None:

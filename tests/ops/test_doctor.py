@@ -11,7 +11,6 @@ import pytest
 from owlai_refine.ops import EXIT_CHECK_FAILED, run_doctor
 from owlai_refine.ops.doctor.checks import check_log_matches, check_server_log
 from owlai_refine.ops.doctor.kvplan import kv_plan_check
-from owlai_refine.serve.server import ModelInfo, server_urls
 from owlai_refine.ops.plan.modelarch import arch_from_config
 from owlai_refine.ops.serverlog import parse_server_log
 from owlai_refine.serve.server import ModelInfo, server_urls

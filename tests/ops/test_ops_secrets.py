@@ -1,5 +1,5 @@
 """``refine doctor`` and ``refine bench`` never print our API key, even when a server's error
-body echoes the ``Authorization`` header back (issue 21 item 12)."""
+body echoes the ``Authorization`` header back."""
 
 from __future__ import annotations
 

@@ -112,7 +112,8 @@ def test_cli_usage_error_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 def test_no_argument_reads_the_default_ledger(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``refine stats`` alone reads the ledger the runs write (issue 22), as the README says."""
+    """``refine stats`` alone reads the ledger the runs write, as the README's "Operator tools"
+    says."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
     ledger = tmp_path / "owlai-refine" / "ledger.jsonl"
     ledger.parent.mkdir()

@@ -135,8 +135,8 @@ async def test_renewal_keeps_a_slot_past_its_lease(redis_server: RedisServer) ->
 async def test_a_slot_taken_after_the_renewer_went_idle_is_renewed(
     redis_server: RedisServer,
 ) -> None:
-    """The renewer stops when no slot is held; the next slot starts it again (issue 21 item
-    15: a renewer that never restarted let that slot expire and go to a waiting worker)."""
+    """The renewer stops when no slot is held; the next slot starts it again (a
+    renewer that never restarted let that slot expire and go to a waiting worker)."""
     order: list[str] = []
     async with limiters(redis_server.url, 2, slots=1, lease_s=0.5) as (a, b):
         async with a:

@@ -59,8 +59,8 @@ def test_one_short_bench_step(vllm_url: str, capsys: pytest.CaptureFixture[str])
 def test_copy_edit_bench_on_a_short_report(
     vllm_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # issue 23: the refiner's own workload, streamed; without speculative decoding the
-    # server's /metrics has no draft counters (none drafted: the run says so)
+    # the refiner's own workload, streamed; without speculative decoding the server's /metrics
+    # has no draft counters (none drafted: the run says so)
     report = tmp_path / "r.md"
     report.write_text("# Notes\n\nThe team have met twice this week.\n\n- One item here.\n")
     argv = ["--base-url", vllm_url, "--model", MODEL, "--copy-edit", str(report),

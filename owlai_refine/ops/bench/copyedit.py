@@ -30,8 +30,8 @@ import httpx2
 from pydantic import BaseModel, ConfigDict, SecretStr
 
 from owlai_refine.config import RefineConfig, redact_url
-from owlai_refine.serve.server import ServerError, ServerUrls, fetch_metrics, server_urls
 from owlai_refine.pipeline.refiner import Refiner
+from owlai_refine.serve.server import ServerError, ServerUrls, fetch_metrics, server_urls
 
 __all__ = [
     "ACCEPTED",

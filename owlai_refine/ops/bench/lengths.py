@@ -15,7 +15,6 @@ import openai
 
 from owlai_refine.errors import InputError
 from owlai_refine.ops.bench.prompts import Messages
-from owlai_refine.serve.server import ServerError, ServerUrls, tokenize_count
 from owlai_refine.ops.ledger import read_ledgers
 from owlai_refine.ops.quantiles import quantiles
 from owlai_refine.serve.server import ServerError, ServerUrls, tokenize_count

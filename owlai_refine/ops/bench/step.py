@@ -27,7 +27,6 @@ import httpx2
 import openai
 
 from owlai_refine.ops.bench.prompts import Messages
-from owlai_refine.serve.server import ServerError, ServerUrls, fetch_metrics
 from owlai_refine.serve.metrics import (
     KV_USAGE,
     PREEMPTIONS,
@@ -37,6 +36,7 @@ from owlai_refine.serve.metrics import (
     WAITING,
     Metrics,
 )
+from owlai_refine.serve.server import ServerError, ServerUrls, fetch_metrics
 
 __all__ = ["RequestResult", "RequestSpec", "StepRaw", "delta_of", "run_request", "run_step"]
 

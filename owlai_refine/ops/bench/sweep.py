@@ -50,9 +50,9 @@ from owlai_refine.ops.bench.report import (
     step_stats,
 )
 from owlai_refine.ops.bench.step import RequestSpec, delta_of, run_request, run_step
-from owlai_refine.serve.server import ServerError, fetch_metrics, fetch_models, server_urls
-from owlai_refine.serve.metrics import PREFIX_HITS
 from owlai_refine.ops.serverlog import ServerLog
+from owlai_refine.serve.metrics import PREFIX_HITS
+from owlai_refine.serve.server import ServerError, fetch_metrics, fetch_models, server_urls
 
 __all__ = [
     "BenchOptions",

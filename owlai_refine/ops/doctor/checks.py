@@ -43,8 +43,6 @@ import httpx2
 import openai
 
 from owlai_refine.ops.doctor.kvplan import kv_plan_check
-from owlai_refine.serve.server import ModelInfo, ServerError, ServerUrls, fetch_metrics, fetch_models
-from owlai_refine.serve.metrics import Metrics
 from owlai_refine.ops.plan.modelarch import ModelArch
 from owlai_refine.ops.serverlog import ServerLog
 from owlai_refine.serve.metrics import Metrics

@@ -14,8 +14,8 @@ import httpx2
 from owlai_refine.errors import ConfigError, InputError
 from owlai_refine.ops.console import EXIT_CHECK_FAILED, Parser, api_key, out
 from owlai_refine.ops.doctor.checks import DoctorInput, checks_json, format_checks, run_checks
-from owlai_refine.serve.server import server_urls
 from owlai_refine.ops.serverlog import ServerLog, read_server_log
+from owlai_refine.serve.server import server_urls
 
 if TYPE_CHECKING:
     from owlai_refine.ops.doctor.checks import Check

@@ -1,23 +1,22 @@
-"""The six small inputs of issue 3, each with its exact expected result."""
+"""Six small inputs, each with its exact verdict (text and reasons): a cut reply that still says
+``stop``, a reply fenced or with a preamble, an escaped footnote with a changed citation, a heading
+and bullets for a paragraph, Korean answered in English, and one sentence forty times."""
 
 from __future__ import annotations
 
-from owlai_refine.blocks import Block, BlockKind
+from owlai_refine.blocks import BlockKind
 from owlai_refine.config import GuardConfig
 from owlai_refine.guard import Reason, Verdict, check_reply
-from owlai_refine.pipeline.parse import parse
+from testsupport.blocks import one_block
 
 CONFIG = GuardConfig()
 QUANTUM = "Quantum computers threaten RSA and ECC [1]."
 
 
-def _block(markdown: str) -> Block:
-    (block,) = parse(markdown).blocks
-    return block
-
-
 def test_cut_reply_with_stop_loses_url_and_citation() -> None:
-    block = _block("- Revenue rose 12% in 2024 ([Reuters, 2024](https://www.reuters.com/x)) [4].")
+    block = one_block(
+        "- Revenue rose 12% in 2024 ([Reuters, 2024](https://www.reuters.com/x)) [4]."
+    )
     assert block.kind is BlockKind.LIST_ITEM
     reply = "- Revenue increased by 12% in 2024 ([Reuters, 2024](https://www.reu"
     verdict = check_reply(block, reply, CONFIG)
@@ -30,7 +29,7 @@ def test_cut_reply_with_stop_loses_url_and_citation() -> None:
 
 
 def test_fence_preamble_and_bare_sentence_give_the_same_paragraph() -> None:
-    block = _block(QUANTUM)
+    block = one_block(QUANTUM)
     fenced = f"```markdown\n{QUANTUM}\n```"
     preamble = f"Here is the improved paragraph:\n\n{QUANTUM}"
     verdicts = [check_reply(block, reply, CONFIG) for reply in (fenced, preamble, QUANTUM)]
@@ -54,7 +53,7 @@ def test_fence_preamble_and_bare_sentence_give_the_same_paragraph() -> None:
 
 
 def test_escaped_footnote_changed_citation_lost_url_and_code() -> None:
-    block = _block(
+    block = one_block(
         "- Shor's algorithm breaks RSA[^2] and ECC [3]; see [NIST](https://www.nist.gov/pqc)"
         " and `ML-KEM`."
     )
@@ -72,14 +71,14 @@ def test_escaped_footnote_changed_citation_lost_url_and_code() -> None:
 
 def test_heading_and_bullets_are_rejected_as_structure() -> None:
     reply = "## Summary\n\n- Quantum computers threaten RSA [1].\n- They also threaten ECC."
-    verdict = check_reply(_block(QUANTUM), reply, CONFIG)
+    verdict = check_reply(one_block(QUANTUM), reply, CONFIG)
     assert verdict == Verdict(
         None, (Reason("structure", "heading", ": "), Reason("structure", "list", ": "))
     )
 
 
 def test_korean_paragraph_answered_in_english_is_rejected_as_language() -> None:
-    block = _block(
+    block = one_block(
         "양자 컴퓨터는 RSA와 ECC 암호를 위협합니다 [1]. 따라서 새로운 표준이 필요합니다."
     )
     reply = (
@@ -90,7 +89,7 @@ def test_korean_paragraph_answered_in_english_is_rejected_as_language() -> None:
 
 
 def test_one_sentence_forty_times_is_rejected_as_repetition() -> None:
-    verdict = check_reply(_block(QUANTUM), " ".join([QUANTUM] * 40), CONFIG)
+    verdict = check_reply(one_block(QUANTUM), " ".join([QUANTUM] * 40), CONFIG)
     assert verdict.text is None
     assert tuple(map(str, verdict.reasons)) == (
         'repetition: sentence x40 "Quantum computers threaten RSA and ECC [1]."',

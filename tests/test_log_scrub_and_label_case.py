@@ -1,4 +1,6 @@
-"""Tests for bugs that survived the suite when planted (issue 21, item 15)."""
+"""Two barriers that a bug planted in each once got past the suite: the JSON log's scrubber
+takes the API key out at any depth of an event, and a reply that changes the case of a footnote
+or citation label is refused."""
 
 from __future__ import annotations
 
@@ -10,7 +12,6 @@ import structlog
 
 from owlai_refine import OutcomeStatus, refine
 from owlai_refine.shell.logs import configure_json_logging
-from testsupport.fake_openai import FakeOpenAI
 from tests.test_refine import config
 from testsupport.fake_openai import FakeOpenAI
 
