@@ -1,7 +1,8 @@
 """Runaway replies on a real model: SmolLM2-135M on llama.cpp, loops cut by the watchdog.
 
-    MODEL=$(python -c 'from owlai_refine.local import ensure_model; print(ensure_model())')
-    python -m owlai_refine.serve.local.child "$MODEL" 18400 4 4096 1 smollm2 >server-18400.log 2>&1 &
+    MODEL=$(python -c 'from owlai_refine.serve.local import ensure_model; print(ensure_model())')
+    python -m owlai_refine.serve.local.child "$MODEL" 18400 4 4096 1 smollm2 \
+        >server-18400.log 2>&1 &
     python -m benchmarks.runaway_llamacpp --base-url http://127.0.0.1:18400/v1 \
         --log server-18400.log [--blocks 60]       # once http://127.0.0.1:18400/health answers
     kill %1

@@ -1,6 +1,6 @@
 """What one request cost and how it ended: the :class:`Usage` value.
 
-Written once here, held as ``usage`` by the reply (:class:`~owlai_refine.call.Reply`), the
+Written once here, held as ``usage`` by the reply (:class:`~owlai_refine.serve.call.Reply`), the
 ledger's event (:class:`~owlai_refine.events.CallFinished`), a block's outcome
 (:class:`~owlai_refine.results.BlockOutcome`: its last attempt's) and the ledger reader's record
 (:class:`~owlai_refine.ops.ledger.CallRecord`). Each of those also reads the fields under their

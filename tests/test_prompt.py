@@ -22,7 +22,7 @@ from owlai_refine.pipeline.prompt import (
     max_tokens_for,
     report_context,
 )
-from tests.support.blocks import one_block
+from testsupport.blocks import one_block
 
 REPORT = """\
 # GPU Market Report

@@ -5,10 +5,10 @@ stable prefix first). Neither is a setting of :class:`~owlai_refine.RefineConfig
 from __future__ import annotations
 
 import pytest
-from owlai_refine.orchestrate import _Tuning
 
 from owlai_refine import RefineConfig, Refiner, RetryPolicy, parse
-from tests.support.fake_openai import FakeOpenAI, block_text
+from owlai_refine.pipeline.orchestrate import _Tuning
+from testsupport.fake_openai import FakeOpenAI, block_text
 
 pytestmark = pytest.mark.anyio
 

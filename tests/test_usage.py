@@ -15,7 +15,7 @@ from owlai_refine import BlockOutcome, OutcomeStatus, RefineConfig, RetryPolicy,
 from owlai_refine.events import CallFinished, RefineEvent, log_event
 from owlai_refine.ops.ledger import parse_ledger_lines
 from owlai_refine.usage import NO_USAGE, USAGE_FIELDS, Usage, UsageFields
-from tests.support.fake_openai import FakeOpenAI
+from testsupport.fake_openai import FakeOpenAI
 
 USAGE = Usage(
     prompt_tokens=120,

@@ -1,6 +1,6 @@
 """The guard on the real sample reports: no false rejections, and real damage caught.
 
-Every sendable block of every sample report (``tests.support.reports``: ``fixtures/reports``,
+Every sendable block of every sample report (``testsupport.reports``: ``fixtures/reports``,
 and the shared set beside the checkout when it is there) is fed back as its own reply (it
 must be ``unchanged``, and every check must pass it even when the ``unchanged`` shortcut is
 skipped), to a watchdog as a stream (it must never fire on real prose), and mutated the way a
