@@ -256,6 +256,22 @@ class FakeOpenAI:
             return sum(needle in s.body["messages"][-1]["content"] for s in self.active.values())
 
 
+@dataclass(frozen=True)
+class _Answer:
+    """One reply as the handler writes it: ``words`` (one completion token each), the
+    ``finish`` reason, the ``usage`` object, extra response ``headers``; ``empty`` sends no
+    choices, ``reset`` cuts the connection part way."""
+
+    rid: str
+    model: Any
+    words: list[str]
+    finish: str
+    usage: dict[str, Any]
+    headers: dict[str, str]
+    empty: bool
+    reset: bool
+
+
 class _Handler(QuietHandler):
     owner: FakeOpenAI
 
@@ -391,7 +407,27 @@ class _Handler(QuietHandler):
         finish = "stop"
         if len(words) > limit:
             words, finish = words[:limit], "length"
-        text = " ".join(words)
+        usage = self._usage(body, words)
+        echoed = self.owner.echo_request_id and seen.request_id
+        rid = f"chatcmpl-{seen.request_id if echoed else seen.number}"
+        answer = _Answer(
+            rid=rid,
+            model=body.get("model"),
+            words=words,
+            finish=finish,
+            usage=usage,
+            headers=headers,
+            empty=fault is not None and fault.empty_choices,
+            reset=fault is not None and fault.reset,
+        )
+        if not body.get("stream"):
+            self._whole(answer)
+        else:
+            self._stream(answer)
+
+    def _usage(self, body: dict[str, Any], words: list[str]) -> dict[str, Any]:
+        """The reply's ``usage``: prompt tokens as counted, one completion token a word, the
+        cached tokens set, and prediction tokens accepted or not as the OpenAI API counts them."""
         prompt_tokens = self.owner.prompt_tokens(body.get("messages", []))
         usage: dict[str, Any] = {
             "prompt_tokens": prompt_tokens,
@@ -408,36 +444,38 @@ class _Handler(QuietHandler):
                 "accepted_prediction_tokens": accepted,
                 "rejected_prediction_tokens": sum(predicted.values()) - accepted,
             }
-        echoed = self.owner.echo_request_id and seen.request_id
-        rid = f"chatcmpl-{seen.request_id if echoed else seen.number}"
-        choices: list[Any] | None = [] if fault is not None and fault.empty_choices else None
-        if not body.get("stream"):
-            message = {"role": "assistant", "content": text}
-            payload = {
-                "id": rid,
-                "object": "chat.completion",
-                "created": 0,
-                "model": body.get("model"),
-                "choices": choices
-                if choices is not None
-                else [{"index": 0, "message": message, "finish_reason": finish}],
-                "usage": usage,
-            }
-            if fault is not None and fault.reset:
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", "100000")
-                self.end_headers()
-                self.wfile.write(json.dumps(payload).encode()[:20])
-                self._reset()
-                return
-            self._send_json(200, payload, headers)
+        return usage
+
+    def _whole(self, a: _Answer) -> None:
+        """One JSON reply (``stream`` off); ``reset`` cuts it after 20 bytes of 100,000."""
+        message = {"role": "assistant", "content": " ".join(a.words)}
+        choice = {"index": 0, "message": message, "finish_reason": a.finish}
+        payload = {
+            "id": a.rid,
+            "object": "chat.completion",
+            "created": 0,
+            "model": a.model,
+            "choices": [] if a.empty else [choice],
+            "usage": a.usage,
+        }
+        if a.reset:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            self.wfile.write(json.dumps(payload).encode()[:20])
+            self._reset()
             return
+        self._send_json(200, payload, a.headers)
+
+    def _stream(self, a: _Answer) -> None:
+        """Server-sent events, one chunk a word, then the finish and the usage chunks;
+        ``reset`` cuts the connection halfway through the words."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Connection", "close")
-        for name, value in headers.items():
+        for name, value in a.headers.items():
             self.send_header(name, value)
         self.end_headers()
         self.close_connection = True
@@ -447,22 +485,22 @@ class _Handler(QuietHandler):
             self.wfile.flush()
 
         base = {
-            "id": rid,
+            "id": a.rid,
             "object": "chat.completion.chunk",
             "created": 0,
-            "model": body.get("model"),
+            "model": a.model,
         }
-        if choices is not None:
-            event({**base, "choices": [], "usage": usage})
+        if a.empty:
+            event({**base, "choices": [], "usage": a.usage})
             self.wfile.write(b"data: [DONE]\n\n")
             return
-        for i, word in enumerate(words):
+        for i, word in enumerate(a.words):
             delta = {"content": word if i == 0 else " " + word}
             event({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
-            if fault is not None and fault.reset and i == len(words) // 2:
+            if a.reset and i == len(a.words) // 2:
                 self._reset()
                 return
-        event({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
-        event({**base, "choices": [], "usage": usage})
+        event({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": a.finish}]})
+        event({**base, "choices": [], "usage": a.usage})
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
