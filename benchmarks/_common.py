@@ -18,7 +18,7 @@ import httpx2
 
 from owlai_refine.blocks import Document
 from owlai_refine.config import RefineConfig
-from owlai_refine.pipeline.orchestrate import _Tuning
+from owlai_refine.pipeline.plan import _Tuning
 from owlai_refine.pipeline.prompt import estimate_tokens
 from owlai_refine.pipeline.refiner import Refiner
 from owlai_refine.results import RefineResult
@@ -212,7 +212,7 @@ async def refine_doc(
     """Refine a parsed ``doc`` against ``base_url`` serving ``model`` through a one-shot
     :class:`~owlai_refine.pipeline.refiner.Refiner` (what ``refine()`` does, minus the parse),
     with the dispatch order and prompt layout of ``tuning``
-    (``owlai_refine.pipeline.orchestrate._Tuning``)."""
+    (``owlai_refine.pipeline.plan._Tuning``)."""
     config = config.model_copy(update={"base_url": base_url, "model": model})
     async with Refiner(config, transport=transport, _tuning=tuning) as refiner:
         return await refiner.refine_document(doc)

@@ -39,7 +39,7 @@ from owlai_refine import RefineConfig, parse
 from owlai_refine.blocks import Block
 from owlai_refine.config import Backend
 from owlai_refine.guard import check_reply
-from owlai_refine.pipeline.orchestrate import plan
+from owlai_refine.pipeline.plan import plan
 from owlai_refine.pipeline.prompt import (
     SYSTEM_INSTRUCTIONS,
     block_message,

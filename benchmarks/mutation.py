@@ -68,6 +68,7 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
     ),
     "outcome": (
         [
+            "owlai_refine/pipeline/plan.py",
             "owlai_refine/pipeline/orchestrate.py",
             "owlai_refine/results.py",
             "owlai_refine/limits/limiter.py",

@@ -7,7 +7,7 @@ with our stable-prefix message layout and with the block first.
 
 The first ``--blocks`` sendable blocks of one report (default ``06-qxlabs-quantum-computing-math``:
 a long outline, so a long shared prefix) are refined once with the ``"block-first"`` prompt layout
-(``owlai_refine.pipeline.orchestrate._Tuning``)
+(``owlai_refine.pipeline.plan._Tuning``)
 and then once with ``"prefix-first"`` (the default), 4 in flight, ``max_tokens`` at most 32 (vLLM
 on 2 CPU cores decodes ~7 tokens/s per request: this keeps a run to a minute or two); the other
 blocks are marked skipped. Around each run ``/metrics`` is read: the hit rate is
@@ -32,7 +32,7 @@ from structlog.testing import capture_logs
 from benchmarks._common import print_table, read_report, refine_doc, report_paths
 from owlai_refine import OutputBudget, RefineConfig, parse
 from owlai_refine.blocks import Document, SkipReason
-from owlai_refine.pipeline.orchestrate import _Tuning
+from owlai_refine.pipeline.plan import _Tuning
 from owlai_refine.pipeline.prompt import build_messages, estimate_tokens, report_context
 
 _METRIC = re.compile(

@@ -43,8 +43,8 @@ from benchmarks._common import (
 from benchmarks._server import MODEL, ServerProcess
 from owlai_refine import RefineConfig, parse
 from owlai_refine.blocks import Document
-from owlai_refine.pipeline.orchestrate import _Tuning
-from owlai_refine.pipeline.orchestrate import plan as plan_blocks
+from owlai_refine.pipeline.plan import _Tuning
+from owlai_refine.pipeline.plan import plan as plan_blocks
 from owlai_refine.pipeline.prompt import build_messages, estimate_tokens, report_context
 
 Dispatch = Literal["longest-first", "document"]

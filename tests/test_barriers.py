@@ -27,7 +27,7 @@ from owlai_refine.guard import check_reply
 from owlai_refine.guard.content import lost_words
 from owlai_refine.guard.tokens import protected_tokens
 from owlai_refine.limits.limiter import open_limiter
-from owlai_refine.pipeline.orchestrate import describe, plan
+from owlai_refine.pipeline.plan import describe, plan
 from owlai_refine.pipeline.splice import splice, spliced_lines
 from owlai_refine.serve.cassette import ReplayTransport
 from testsupport.fake_openai import FakeOpenAI, block_text

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from owlai_refine import RefineConfig, Refiner, RetryPolicy, parse
-from owlai_refine.pipeline.orchestrate import _Tuning
+from owlai_refine.pipeline.plan import _Tuning
 from testsupport.fake_openai import FakeOpenAI, block_text
 
 pytestmark = pytest.mark.anyio

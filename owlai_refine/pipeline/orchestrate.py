@@ -1,6 +1,7 @@
 """One report's run, as named steps: plan, dispatch, assemble.
 
     plan      which blocks to send (longest first) and the outcomes of those never sent
+              (:mod:`owlai_refine.pipeline.plan`)
     dispatch  one task per block: send (retries, one slot per attempt), judge the reply,
               re-wrap an accepted one at the block's own width (:mod:`owlai_refine.pipeline.rewrap`)
     assemble  splice the accepted replies in document order, check the splice, sum the tokens
@@ -19,7 +20,6 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Literal
 
 import anyio
 import structlog
@@ -49,12 +49,12 @@ from owlai_refine.events import (
     SpliceCheckFailed,
 )
 from owlai_refine.guard import Reason, check_reply, watchdog_for
+from owlai_refine.pipeline.plan import _outcome, _Tuning, describe, plan
 from owlai_refine.pipeline.prompt import (
     build_messages,
     estimate_tokens,
     max_tokens_for,
     report_context,
-    skip_reason,
 )
 from owlai_refine.pipeline.rewrap import rewrap
 from owlai_refine.pipeline.splice import splice
@@ -73,62 +73,11 @@ from owlai_refine.serve.priority import PriorityPolicy
 from owlai_refine.serve.retry import Breaker, RetryClock, retrying
 from owlai_refine.serve.routing import EndpointPool
 
-__all__ = ["describe", "plan", "refine_document", "workers_for"]
+__all__ = ["refine_document", "workers_for"]
 
 _log = structlog.get_logger("owlai_refine")
 
-
-def describe(block: Block) -> str:
-    """``block 12 (line 3)`` or ``block 12 (lines 3-5)``: 1-based source lines, as editors
-    number them (the JSON log's ``line_span`` is 0-based and half-open)."""
-    first, last = block.start + 1, block.end
-    return (
-        f"block {block.id} (line {first})"
-        if first == last
-        else f"block {block.id} (lines {first}-{last})"
-    )
-
-
-def _outcome(block: Block, status: OutcomeStatus, **fields: Any) -> BlockOutcome:
-    """``block``'s outcome with its id, kind and line span filled in."""
-    return BlockOutcome(
-        block_id=block.id, kind=block.kind.value, line_span=block.line_span, status=status, **fields
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class _Tuning:
-    """What the benchmarks compare and a user has no reason to change: the private seam
-    ``Refiner(config, _tuning=_Tuning(...))``, kept out of :class:`RefineConfig`.
-
-    ``dispatch``: the order in which blocks queue for a slot. ``"longest-first"`` shortens the
-    tail (the report is done when its slowest block is); ``"document"`` is the order of the
-    report (``benchmarks/tail_latency.py`` compares the two).
-    ``prompt_layout``: ``"prefix-first"`` puts the instructions and report context before the
-    block, so that a server's prefix cache reuses them across blocks; ``"block-first"`` puts
-    the block first (``benchmarks/prefix_cache.py`` measures the cache hits of each).
-    """
-
-    dispatch: Literal["longest-first", "document"] = "longest-first"
-    prompt_layout: Literal["prefix-first", "block-first"] = "prefix-first"
-
-
-def plan(
-    doc: Document, config: RefineConfig, *, _tuning: _Tuning = _Tuning()
-) -> tuple[list[Block], dict[int, BlockOutcome]]:
-    """Step 1: the blocks to send (longest first) and the ``skipped`` outcomes of those never
-    sent, by block id."""
-    skipped: dict[int, BlockOutcome] = {}
-    send: list[tuple[int, Block]] = []
-    for block in doc.blocks:
-        reason = skip_reason(block, config.max_block_tokens)
-        if reason is not None:
-            skipped[block.id] = _outcome(block, OutcomeStatus.SKIPPED, reason=reason.value)
-        else:
-            send.append((estimate_tokens(block.text), block))
-    if _tuning.dispatch == "longest-first":  # the report is done when its slowest block is
-        send.sort(key=lambda pair: (-pair[0], pair[1].id))
-    return [b for _, b in send], skipped
+_DEFAULT_TUNING = _Tuning()
 
 
 def workers_for(slots: int) -> int:
@@ -483,7 +432,7 @@ async def refine_document(
     *,
     report_id: str,
     sinks: Sequence[EventSink],
-    _tuning: _Tuning = _Tuning(),
+    _tuning: _Tuning = _DEFAULT_TUNING,
 ) -> RefineResult:
     """Refine a parsed document through ``pool`` (open, its dispatchers started): plan, dispatch,
     assemble, reporting each step's events to ``sinks`` (``_tuning``: see :class:`_Tuning`).

@@ -36,8 +36,9 @@ from owlai_refine.config import RefineConfig
 from owlai_refine.errors import ConfigError
 from owlai_refine.events import EventSink, log_event
 from owlai_refine.limits.limiter import SlotLimiter
-from owlai_refine.pipeline.orchestrate import _Tuning, plan, refine_document
+from owlai_refine.pipeline.orchestrate import refine_document
 from owlai_refine.pipeline.parse import parse
+from owlai_refine.pipeline.plan import _Tuning, plan
 from owlai_refine.results import RefineResult
 from owlai_refine.serve.adaptive import start_adaptive
 from owlai_refine.serve.endpoints import open_pool
@@ -94,7 +95,7 @@ class Refiner:
         self.limiter = limiter
         self.sinks = tuple(sinks)
         self.preflight = preflight
-        self._tuning = _tuning or _Tuning()  # what the benchmarks compare (orchestrate._Tuning)
+        self._tuning = _tuning or _Tuning()  # what the benchmarks compare (plan._Tuning)
         self._stack: AsyncExitStack | None = None
         self._pool: EndpointPool | None = None
 
