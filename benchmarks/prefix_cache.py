@@ -66,7 +66,9 @@ async def run(args: argparse.Namespace) -> int:
     )
     doc = first_blocks(parse(read_report(path)), args.blocks)
     context = report_context(doc, 2000)
-    prefix = estimate_tokens(build_messages(doc.sendable[0], context)[0]["content"])
+    # the stable prefix as refine sends it (RefineConfig's default offers the unchanged marker)
+    first = build_messages(doc.sendable[0], context, marker=RefineConfig().unchanged_marker)
+    prefix = estimate_tokens(first[0]["content"])
     root = args.base_url.removesuffix("/v1")
     rows = []
     async with httpx2.AsyncClient(timeout=30) as http:

@@ -181,7 +181,8 @@ async def _measure_stop(
     released = [int(m.group(2)) for m in map(_RELEASE.search, lines) if m]
     cancelled = sum(1 for line in lines if _CANCEL.search(line))
     doc = parse(text)
-    messages = build_messages(doc.blocks[0], report_context(doc, config.report_context_chars))
+    context = report_context(doc, config.report_context_chars)
+    messages = build_messages(doc.blocks[0], context, marker=config.unchanged_marker)
     prompt = await _prompt_tokens(http, base_url, messages)
     periodic = loop_start(reply)
     named = phrase_start(reply, call["stopped_early"])

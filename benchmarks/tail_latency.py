@@ -91,7 +91,10 @@ def plan(path: Path, base: RefineConfig, sum_s: float) -> Plan:
     for dispatch in DISPATCHES:
         to_send, _ = plan_blocks(doc, base, _tuning=_Tuning(dispatch=dispatch))  # the real plan
         raw = [
-            unit.latency(prompt_tokens(build_messages(b, context)), estimate_tokens(b.text))
+            unit.latency(
+                prompt_tokens(build_messages(b, context, marker=base.unchanged_marker)),
+                estimate_tokens(b.text),
+            )
             for b in to_send
         ]
         scale = sum_s / sum(raw) if raw else 1.0
