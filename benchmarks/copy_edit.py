@@ -12,7 +12,9 @@ self-hosted backend with the cap equal to the slots. ``off`` is the prompt witho
 (``RefineConfig(unchanged_marker=False)``), ``on`` the default one. Per report and mode it
 reports, from the run's own events (the usage ledger): completion and prompt tokens,
 slot-seconds (the sum of the request latencies: the time the report held server slots), wall
-time, the median TTFT and TPOT over its calls (TPOT: ``(latency - TTFT) / (completion tokens -
+time and wall / bound (the bound of ``benchmarks/tail_latency.py``, ``max(slot-seconds / slots,
+longest request)``, from the run's own latencies: what the client's scheduling costs on a real
+server), the median TTFT and TPOT over its calls (TPOT: ``(latency - TTFT) / (completion tokens -
 1)`` per call), and the outcome counts, with how many ``unchanged`` replies were the marker alone
 and how many were refused for the marker beside other text. Every reply (block, reply, outcome,
 reasons) goes to ``--out/LABEL-MODE.json``; the tables are printed as Markdown.
@@ -57,9 +59,12 @@ def _median(values: list[float]) -> float | None:
 
 
 def _row(
-    name: str, wall: float, calls: list[CallFinished], blocks: list[dict[str, Any]]
+    name: str, wall: float, calls: list[CallFinished], blocks: list[dict[str, Any]], slots: int
 ) -> dict[str, Any]:
     ok = [c for c in calls if c.error is None]
+    latencies = [c.latency_s or 0.0 for c in calls]
+    # the tail-latency bound of benchmarks/tail_latency.py, from this run's own latencies
+    bound = max(sum(latencies) / slots, max(latencies, default=0.0))
     tpots = [
         (c.latency_s - c.ttft_s) / (n - 1)
         for c in ok
@@ -77,6 +82,8 @@ def _row(
         "requests": len(calls),
         "slot_s": round(sum(c.latency_s or 0.0 for c in calls), 2),
         "wall_s": round(wall, 2),
+        "bound_s": round(bound, 2),
+        "wall_over_bound": round(wall / bound, 3) if bound else None,
         "ttft_p50_s": _round(_median([c.ttft_s for c in ok if c.ttft_s is not None])),
         "tpot_p50_ms": _round(_median(tpots), 1000),
         "rejected_by_group": dict(
@@ -138,7 +145,7 @@ async def run_mode(
                         "text": o.text,
                     }
                 )
-            row = _row(path.name, wall, calls, blocks)
+            row = _row(path.name, wall, calls, blocks, args.slots)
             rows.append(row)
             raw.append({"report": path.name, "row": row, "blocks": blocks})
             print(json.dumps({"mode": mode, **row}, ensure_ascii=False), flush=True)
@@ -158,15 +165,16 @@ def table(by_mode: dict[str, list[dict[str, Any]]]) -> str:
     """The before (off) → after (on) table, one row per report and a total row."""
     off, on = by_mode["off"], by_mode["on"]
     head = (
-        "| report | sent | completion tokens | slot-s | wall s | TTFT p50 s | TPOT p50 ms "
-        "| refined | unchanged (marker) | rejected | truncated |"
+        "| report | sent | completion tokens | slot-s | wall s | wall / bound | TTFT p50 s "
+        "| TPOT p50 ms | refined | unchanged (marker) | rejected | truncated |"
     )
-    lines = [head, "|---" * 11 + "|"]
+    lines = [head, "|---" * 12 + "|"]
     for a, b in zip(off, on, strict=True):
         lines.append(
             f"| {a['report']} | {a['sent']} "
             f"| {_cell(a['completion_tokens'], b['completion_tokens'], True)} "
             f"| {_cell(a['slot_s'], b['slot_s'], True)} | {_cell(a['wall_s'], b['wall_s'], True)} "
+            f"| {_cell(a.get('wall_over_bound'), b.get('wall_over_bound'))} "
             f"| {_cell(a['ttft_p50_s'], b['ttft_p50_s'])} "
             f"| {_cell(a['tpot_p50_ms'], b['tpot_p50_ms'])} "
             f"| {_cell(a['refined'], b['refined'])} "
@@ -182,7 +190,7 @@ def table(by_mode: dict[str, list[dict[str, Any]]]) -> str:
     s = {k: (total(off, k), total(on, k)) for k in (*STATUSES, "marker_alone", "sent")}
     lines.append(
         f"| **all** | {s['sent'][0]} | {_cell(*t['completion_tokens'], True)} "
-        f"| {_cell(*t['slot_s'], True)} | {_cell(*t['wall_s'], True)} | | "
+        f"| {_cell(*t['slot_s'], True)} | {_cell(*t['wall_s'], True)} | | | "
         f"| {_cell(*s['refined'])} | {s['unchanged'][0]} → {s['unchanged'][1]} "
         f"({s['marker_alone'][1]}) | {_cell(*s['rejected'])} | {_cell(*s['truncated'])} |"
     )
