@@ -95,6 +95,32 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "이 RFC는 @joshtriplett(중재), @khionu(언어팀 리드) 및 @yaahc가 작성했습니다.",
             "swapped labels",
         ),
+        (  # two modifiers of one head traded, across "etc." inside brackets (no sentence end)
+            "The goal is to allow the more dangerous withdrawal key to be kept more securely"
+            " (offline, not shared with any staking pools, etc) while the signing key is used"
+            " to sign a message every epoch.",
+            "The goal is to allow the more dangerous signing key to be kept more securely"
+            " (offline, not shared with any staking pools, etc.) while the withdrawal key is"
+            " used to sign a message every epoch.",
+            "swapped words",
+        ),
+        (  # Korean: giver and receiver traded, each taking the other's particle (은/는, 에/에게)
+            "이 심의회는 팀에게 여러 권한을 위임합니다.",
+            "팀은 이 심의회에 여러 권한을 위임합니다.",
+            "swapped words",
+        ),
+        (  # English possessives: China's ... Singapore -> Singapore's ... China
+            "For example, China\u2019s network enforces strict oversight, while Singapore"
+            " offers a sandbox for pilots.",
+            "For example, Singapore's network enforces strict oversight, while China offers a"
+            " sandbox for pilots.",
+            "swapped words",
+        ),
+        (  # Chinese: a comparison's two sides traded (a relation before the conjunction)
+            "MHGPO在性能和计算效率上优于PPO\uff0c且无需warm-up\u3002",
+            "PPO在性能和计算效率上优于MHGPO\uff0c且无需warm-up\u3002",
+            "swapped words",
+        ),
         (  # a count lost, Korean
             "각 팀은 심의회 위원 한 명을 선출합니다.",
             "각 팀은 심의회 위원을 선출합니다.",
@@ -117,6 +143,10 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
         (
             "在数学推理、数据分析、创意写作、代码生成等任务上优于现有基线。",
             "在代码生成、创意写作、数据分析、数学推理等任务上优于现有基线。",
+        ),
+        (  # a symmetric comparison's items reordered, a modifier inside the last
+            "比较固定时间控制器与基于MARL的交通信号控制器\u3002",
+            "比较基于 MARL 的交通信号控制器与固定时间控制器\u3002",
         ),
         (  # an identity said the other way round
             "For most stores the main performance bottleneck is the hosting environment.",

@@ -33,11 +33,37 @@ MIN_KEPT_BETWEEN = 0.5
 the reply too, for the swap to be two words trading places (not a phrase moved whole)."""
 
 
+_KO_PARTICLES = {"은": "는", "이": "가", "을": "를", "에": "에게", "한테": "에게", "께": "에게",
+                 "과": "와", "으로": "로", "이랑": "랑"}  # fmt: skip
+"""Korean particles written two ways after a consonant or a vowel (은/는, 이/가, 을/를, 과/와,
+으로/로), and the dative's forms (에, 에게, 한테, 께): one particle each, one role."""
+
+
 def _key(t: Token) -> str:
-    return t.lemma.lower()
+    """The word's key: its lemma, lower-cased; a Korean particle's allomorphs one key; an
+    English possessive's ``'s`` left off (``China's`` is ``china``)."""
+    if t.tag.startswith("J"):
+        return _KO_PARTICLES.get(t.lemma, t.lemma)
+    key = t.lemma.lower()
+    return key[:-2] if key.endswith(("'s", "\u2019s")) and len(key) > 3 else key
 
 
 _SENTENCE_END = frozenset(".!?;\u3002\uff01\uff1f\uff1b")
+_CLOSERS = frozenset(")]}\u300d\u300f\uff09\"'\u201d\u2019")
+
+
+def _ends_sentence(tokens: tuple[Token, ...], i: int) -> bool:
+    """True if the punctuation ``tokens[i]`` ends a sentence: a full stop after an abbreviation
+    (``etc.)``, ``e.g. the``) is none, nor one followed by a closing bracket or a lower-case
+    word."""
+    if tokens[i].text not in _SENTENCE_END:
+        return False
+    if tokens[i].text != ".":
+        return True
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+    return nxt is None or not (nxt.text in _CLOSERS or nxt.text[:1].islower())
+
+
 _PASSIVE = {"zh": frozenset({"被", "由", "受", "受到"}), "ja": frozenset({"れる", "られる"}),
             "ko": frozenset({"되", "받"})}  # fmt: skip
 
@@ -53,7 +79,7 @@ def _places(
     sentence = word = 0
     for i, t in enumerate(tokens):
         if t.punct:
-            sentence += t.text in _SENTENCE_END
+            sentence += _ends_sentence(tokens, i)
             continue
         if t.content and t.pos != "NUM":  # numbers in their context are the number check's
             key = (_key(t), seen[_key(t)])
@@ -62,7 +88,7 @@ def _places(
             if language in ("ko", "ja"):
                 for nxt in tokens[i + 1 : i + 4]:
                     if nxt.lemma in _ROLE_PARTICLES or nxt.tag[:3] in ("JKS", "JKO", "JX", "JKB"):
-                        particle = nxt.lemma
+                        particle = _key(nxt)
                         break
                     if nxt.content or nxt.punct:
                         break
@@ -110,6 +136,8 @@ def _coordinated(tokens: tuple[Token, ...], x: Token, y: Token, language: str) -
         key = t.text.lower()
         if key in _SENTENCE_END or t.pos in ("AUX", "SCONJ") or _negator(t):
             return False
+        if t.pos == "ADP" and not joined and key not in _COORDINATORS:
+            return False  # a relation before any conjunction (A 在 ... 优于 B): not a list
         if cjk and key in (",", "\uff0c"):
             return False
         if key in _SEPARATORS or key in _COORDINATORS:
@@ -121,6 +149,19 @@ def _coordinated(tokens: tuple[Token, ...], x: Token, y: Token, language: str) -
             if item > MAX_ITEM:
                 return False  # a clause between, not a list item
     return joined
+
+
+def _same_head(places: list[tuple[tuple[Token, ...], int]]) -> bool:
+    """True if the words at ``places`` (words, index) all modify one word: each is followed by
+    the same content word (``withdrawal key`` / ``signing key`` in block and reply), so that the
+    tagger calling one a noun and the other a participle is no change of kind."""
+
+    def head(words: tuple[Token, ...], i: int) -> str | None:
+        nxt = words[i + 1] if i + 1 < len(words) else None
+        return _key(nxt) if nxt is not None and nxt.content else None
+
+    heads = {head(words, i) for words, i in places}
+    return len(heads) == 1 and None not in heads
 
 
 def _negator(t: Token) -> bool:
@@ -143,7 +184,11 @@ def swap_reasons(pair: Pair) -> list[Reason]:
             (ya, sya, py_a), (yb, syb, py_b) = place_a[y], place_b[y]
             if yb > xb or sxa != sya or sxb != syb:
                 continue  # the same order, or not one sentence on both sides
-            if a[xa].pos != a[ya].pos and {a[xa].pos, a[ya].pos} != {"NOUN", "PROPN"}:
+            if (
+                a[xa].pos != a[ya].pos
+                and {a[xa].pos, a[ya].pos} != {"NOUN", "PROPN"}
+                and not _same_head([(a, xa), (a, ya), (b, xb), (b, yb)])
+            ):
                 continue  # words of different kinds: a sentence restructured
             if language in ("ko", "ja") and not (px_a and px_a == py_b and py_a == px_b != px_a):
                 continue  # each kept its particle: a phrase moved with its role
