@@ -270,6 +270,8 @@ def _names(text: str, label: str) -> dict[str, str]:
             continue  # a unit ("22.7 GiB") is the number's, not a name
         capitals = sum(ch.isupper() for ch in word)
         strong = capitals >= 2 or any(ch.isdigit() for ch in word)
+        if cjk and _compound_part(text, m.start(), m.end(), word):
+            continue  # "LLM-based" -> "基于 LLM 的": an English modifier translated
         if (
             cjk
             or strong
@@ -286,6 +288,17 @@ def _names(text: str, label: str) -> dict[str, str]:
     for m in _DOMAIN.finditer(text):
         names.setdefault(m.group().lower(), m.group())
     return names
+
+
+def _compound_part(text: str, start: int, end: int, word: str) -> bool:
+    """True if ``word`` (at ``text[start:end]``) is a lower-case part of a hyphenated English
+    compound (``LLM-based``, ``multi-agent``, ``warm-up``): in Chinese, Japanese or Korean
+    text such a word is English vocabulary a faithful edit may translate, not a name."""
+    if not (word.isalpha() and word.islower()):
+        return False
+    before = start >= 2 and text[start - 1] == "-" and text[start - 2].isascii()
+    after = end + 1 < len(text) and text[end] == "-" and text[end + 1].isascii()
+    return (before and text[start - 2].isalnum()) or (after and text[end + 1].isalnum())
 
 
 def _key(word: str) -> str:

@@ -121,6 +121,11 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "PPO在性能和计算效率上优于MHGPO\uff0c且无需warm-up\u3002",
             "swapped words",
         ),
+        (  # Chinese: a list's last item dropped, in a clause after a comma
+            "ANN提出将MAS视为分层智能体团队\uff0c通过文本梯度共同优化角色\u3001Prompt和工具\u3002",
+            "ANN提出将MAS视为分层智能体团队\uff0c通过文本梯度共同优化角色和Prompt\u3002",
+            "lost list element",
+        ),
         (  # a count lost, Korean
             "각 팀은 심의회 위원 한 명을 선출합니다.",
             "각 팀은 심의회 위원을 선출합니다.",
@@ -143,6 +148,11 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
         (
             "在数学推理、数据分析、创意写作、代码生成等任务上优于现有基线。",
             "在代码生成、创意写作、数据分析、数学推理等任务上优于现有基线。",
+        ),
+        (  # Chinese: an English compound modifier translated ("LLM-based" -> 基于 LLM 的)
+            "**关键组件:** LLM-based语义编码器\u3001情景记忆模块\u3001世界图工作记忆模块\u3002",
+            "**关键组件\uff1a** 情景记忆模块\u3001世界图工作记忆模块\u3001"
+            "基于 LLM 的语义编码器\u3002",
         ),
         (  # a symmetric comparison's items reordered, a modifier inside the last
             "比较固定时间控制器与基于MARL的交通信号控制器\u3002",

@@ -239,8 +239,13 @@ def _enumerations(tokens: tuple[Token, ...], language: str = "en") -> list[list[
         ):
             out.append(full)
 
+    clause_comma = language in ("zh", "ja")  # lists take 、 there; a comma joins clauses
     for t in tokens:
         key = t.text.lower()
+        if clause_comma and key in (",", "\uff0c"):
+            close()
+            items, joiners = [[]], []
+            continue
         if key in _SEPARATORS or key in _COORDINATORS:
             if items[-1]:
                 items.append([])
