@@ -25,7 +25,7 @@ worked example pasted over a block, and no edit that kept the block's sense.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from owlai_refine.guard._md import prose
 from owlai_refine.guard.normalise import CJK, CJK_STOP, HANGUL, HANGUL_STOP, normalise
@@ -140,12 +140,16 @@ def lost_sentences(block_text: str, reply_text: str) -> list[Reason]:
     return reasons
 
 
-def lost_words(block_text: str, reply_text: str) -> Reason | None:
+def lost_words(
+    block_text: str, reply_text: str, rewritten: Callable[[str], bool] | None = None
+) -> Reason | None:
     """``lost words "<dropped tokens>"`` if the reply keeps less than :data:`MIN_KEPT_OVERALL`
     of the block's word tokens, or less than :data:`MIN_KEPT` of its CJK/Hangul bigrams (a
     copy edit changes many more bigrams than words), counted only for blocks with at least
     :data:`MIN_OVERALL` tokens of that kind: a dropped clause inside a sentence, which
-    :func:`lost_sentences` lets through. ``None`` otherwise."""
+    :func:`lost_sentences` lets through. ``rewritten(word)``: True for a Latin word of the
+    block the reply says with another word of the same meaning (a synonym or a derivation
+    added), which counts as kept. ``None`` otherwise."""
     before = _ordered_tokens(normalise(prose(block_text)))
     kept = set(_ordered_tokens(normalise(prose(reply_text))))
     lost: list[str] = []
@@ -154,6 +158,8 @@ def lost_words(block_text: str, reply_text: str) -> Reason | None:
         if len(tokens) < MIN_OVERALL:
             continue
         gone = [word for token, word in tokens.items() if token not in kept]
+        if gone and not cjk and rewritten is not None:
+            gone = [word for word in gone if not rewritten(word)]
         if len(tokens) - len(gone) < needed * len(tokens):
             lost += gone
     if lost:
@@ -162,12 +168,18 @@ def lost_words(block_text: str, reply_text: str) -> Reason | None:
     return None
 
 
-def added_words(block_text: str, reply_text: str) -> Reason | None:
+def added_words(
+    block_text: str, reply_text: str, rewording: Callable[[str], bool] | None = None
+) -> Reason | None:
     """``added words "<new tokens>"`` if more than :data:`MAX_NEW` of the reply's content
-    tokens (and at least :data:`MIN_NEW`) are not in ``block_text``; else ``None``."""
+    tokens (and at least :data:`MIN_NEW`) are not in ``block_text``; else ``None``.
+    ``rewording(word)``: True for a Latin word of the reply that says a word the reply dropped
+    from the block (a synonym or a derivation of it), which is not new matter."""
     before = set(_ordered_tokens(normalise(prose(block_text))))
     after = _ordered_tokens(normalise(prose(reply_text)))
     new = [word for token, word in after.items() if token not in before]
+    if new and rewording is not None:
+        new = [word for word in new if _IS_CJK.match(word) or not rewording(word)]
     limit = MAX_NEW_CJK if _mostly_cjk(after) else MAX_NEW
     if len(new) >= MIN_NEW and len(new) > limit * len(after):
         shown = ", ".join(new[:6]) + (", \u2026" if len(new) > 6 else "")

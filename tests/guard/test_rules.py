@@ -126,6 +126,14 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "ANN提出将MAS视为分层智能体团队\uff0c通过文本梯度共同优化角色和Prompt\u3002",
             "lost list element",
         ),
+        (  # a claim added to a rewording: synonyms do not cover new matter
+            "Classical search methods require checking each item to find a target; the quantum"
+            " method reduces this cost and offers a quadratic speedup.",
+            "Classical search methods need to examine every item to locate a target; the quantum"
+            " method cuts this cost, provides a quadratic speedup and also guarantees perfect"
+            " accuracy for every query in practice.",
+            "added clause",
+        ),
         (  # a count lost, Korean
             "각 팀은 심의회 위원 한 명을 선출합니다.",
             "각 팀은 심의회 위원을 선출합니다.",
@@ -153,6 +161,15 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
             "**关键组件:** LLM-based语义编码器\u3001情景记忆模块\u3001世界图工作记忆模块\u3002",
             "**关键组件\uff1a** 情景记忆模块\u3001世界图工作记忆模块\u3001"
             "基于 LLM 的语义编码器\u3002",
+        ),
+        (  # a rewording in synonyms (require -> need, find -> locate, reduce -> cut): no words
+            # lost and none added
+            "Classical search methods require checking each item to find a target, which takes"
+            " time proportional to the size of the dataset; the quantum method reduces this cost"
+            " and offers a quadratic speedup.",
+            "Classical search methods need to examine every item to locate a target, taking time"
+            " proportional to the dataset size; the quantum method cuts this cost and provides a"
+            " quadratic speedup.",
         ),
         (  # a symmetric comparison's items reordered, a modifier inside the last
             "比较固定时间控制器与基于MARL的交通信号控制器\u3002",
