@@ -171,6 +171,10 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
             " proportional to the dataset size; the quantum method cuts this cost and provides a"
             " quadratic speedup.",
         ),
+        (  # a comparative form that says a word of the block again (previous -> earlier)
+            "It covers market positioning relative to both previous RTX generations and rivals.",
+            "It covers market positioning relative to both earlier RTX generations and rivals.",
+        ),
         (  # a symmetric comparison's items reordered, a modifier inside the last
             "比较固定时间控制器与基于MARL的交通信号控制器\u3002",
             "比较基于 MARL 的交通信号控制器与固定时间控制器\u3002",

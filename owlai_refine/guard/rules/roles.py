@@ -15,6 +15,7 @@ from collections import Counter
 
 from owlai_refine.guard.analysis import Analysis, Token
 from owlai_refine.guard.analysis.roles import ROLE_FAMILIES, policy
+from owlai_refine.guard.edits import related
 from owlai_refine.guard.pair import Pair
 from owlai_refine.guard.reasons import Reason, quoted
 
@@ -58,6 +59,9 @@ def role_reasons(pair: Pair) -> list[Reason]:
     """One reason per role whose count differs between block and reply (see the module
     docstring), in the order of ``roles.toml``'s families."""
     old, new = _roles(pair.old), _roles(pair.new)
+    if new.get("comparative") and pair.old.language == "en":
+        kept = old.get("comparative", [])
+        new["comparative"] = [f for f in new["comparative"] if f in kept or not _rewording(f, pair)]
     rules = policy(pair.old.language)
     reasons: list[Reason] = []
     for role in sorted(old.keys() | new.keys(), key=list(ROLE_FAMILIES).index):
@@ -80,6 +84,16 @@ def role_reasons(pair: Pair) -> list[Reason]:
         detail = f"{role} {quoted(lost)} -> {quoted(added)}"
         reasons.append(Reason(f"changed {ROLE_FAMILIES[role]}", detail, ": "))
     return reasons
+
+
+def _rewording(form: str, pair: Pair) -> bool:
+    """True if the English comparative ``form`` of the reply stands for a word of the block
+    the reply dropped: a WordNet synonym or derivation of it (``previous`` -> ``earlier``),
+    which is no comparison added."""
+    own = [t for t in pair.new.words if t.text == form]
+    reply = {t.lemma.lower() for t in pair.new.words}
+    gone = [t for t in pair.old.words if t.content and t.lemma.lower() not in reply]
+    return bool(own) and any(related(g, own[0], "en") in ("synonym", "derivation") for g in gone)
 
 
 def _written(form: str, analysis: Analysis, text: str) -> str:
