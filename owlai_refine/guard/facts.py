@@ -246,8 +246,8 @@ def _swaps(block: str, reply: str) -> list[Reason]:
         if size < MIN_CONTEXT:
             continue
         for k in range(size):
-            if a[block_i + k] != _MASK:
-                continue
+            if a[block_i + k] != _MASK or k == size - 1:
+                continue  # a number at the edge of the shared words may have moved with its own
             old, new = a_nums[a_pos[block_i + k]], b_nums[b_pos[reply_j + k]]
             if old != new and new in known:
                 return [Reason("swapped numbers", f"{old} -> {new}")]

@@ -175,6 +175,10 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
             "It covers market positioning relative to both previous RTX generations and rivals.",
             "It covers market positioning relative to both earlier RTX generations and rivals.",
         ),
+        (  # figures reordered, each with its own noun after it (no number swapped)
+            "Current metrics: 19,531 stars, 2,452 forks, 88 contributors, 196 open issues",
+            "Current metrics: 88 contributors, 19,531 stars, 2,452 forks, 196 open issues",
+        ),
         (  # a symmetric comparison's items reordered, a modifier inside the last
             "比较固定时间控制器与基于MARL的交通信号控制器\u3002",
             "比较基于 MARL 的交通信号控制器与固定时间控制器\u3002",
