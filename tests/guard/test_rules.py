@@ -134,6 +134,11 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             " accuracy for every query in practice.",
             "added clause",
         ),
+        (  # Korean: a claim made total (완전히 added) is still a change of degree
+            "이 변경은 문제를 해결합니다.",
+            "이 변경은 문제를 완전히 해결합니다.",
+            "changed degree",
+        ),
         (  # a count lost, Korean
             "각 팀은 심의회 위원 한 명을 선출합니다.",
             "각 팀은 심의회 위원을 선출합니다.",
@@ -178,6 +183,10 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
         (  # figures reordered, each with its own noun after it (no number swapped)
             "Current metrics: 19,531 stars, 2,452 forks, 88 contributors, 196 open issues",
             "Current metrics: 88 contributors, 19,531 stars, 2,452 forks, 196 open issues",
+        ),
+        (  # Korean: "both" made explicit after the two things it sums up (A와 B 모두)
+            "이 팀은 언어 설계와 컴파일러 구현을 담당합니다.",
+            "이 팀은 언어 설계와 컴파일러 구현을 모두 담당합니다.",
         ),
         (  # a symmetric comparison's items reordered, a modifier inside the last
             "比较固定时间控制器与基于MARL的交通信号控制器\u3002",

@@ -15,8 +15,8 @@ __all__ = ["ROLE_FAMILIES", "policy", "tag_roles"]
 
 ROLE_FAMILIES = {
     "intensifier": "degree", "diminisher": "degree", "approximator": "degree",
-    "focus": "degree", "completeness": "degree", "past": "tense", "progressive": "tense",
-    "future": "tense", "perfect": "tense", "comparative": "comparison",
+    "focus": "degree", "completeness": "degree", "totality": "degree", "past": "tense",
+    "progressive": "tense", "future": "tense", "perfect": "tense", "comparative": "comparison",
     "equality": "comparison", "negator": "negation", "numeral": "count",
 }  # fmt: skip
 """Each role's family: the group of the reason a change of it gives (``changed degree``)."""
