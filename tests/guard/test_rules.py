@@ -188,6 +188,12 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
             "이 팀은 언어 설계와 컴파일러 구현을 담당합니다.",
             "이 팀은 언어 설계와 컴파일러 구현을 모두 담당합니다.",
         ),
+        (  # two sentences merged: "However," leads a list in the block and is no item of it
+            "SMEs can access bank financing. However, information asymmetry, lack of"
+            " collateral, and fragmented data still hinder SME participation.",
+            "SMEs can access bank financing, although information asymmetry, a lack of"
+            " collateral, and fragmented data still hinder SME participation.",
+        ),
         (  # a symmetric comparison's items reordered, a modifier inside the last
             "比较固定时间控制器与基于MARL的交通信号控制器\u3002",
             "比较基于 MARL 的交通信号控制器与固定时间控制器\u3002",

@@ -210,6 +210,8 @@ def swap_reasons(pair: Pair) -> list[Reason]:
 
 
 MAX_ITEM = 5
+_CONNECTIVE = frozenset({"ADV", "CCONJ", "SCONJ"})
+"""Parts of speech of a first "item" that is a connective (``However, A, B and C``)."""
 """Words at most in one item of an enumeration (longer runs between commas are clauses)."""
 
 
@@ -229,13 +231,16 @@ def _enumerations(tokens: tuple[Token, ...], language: str = "en") -> list[list[
 
     def close() -> None:
         full = [i for i in items if i]
+        joined = joiners
+        if full and all(t.pos in _CONNECTIVE for t in full[0]):
+            full, joined = full[1:], joiners[1:]  # "However, A, B and C": no item
         if language in ("ja", "ko") and not all(_nominal(i) for i in full):
             return  # 、 and , also join clauses there: a list is of nouns
         if (
             len(full) >= 3
             and all(len(i) <= MAX_ITEM for i in full[1:-1])
-            and (all(j in ("\u3001", "\u3001") for j in joiners) or joiners[-1:] != [","])
-            and len(joiners) >= 2
+            and (all(j in ("\u3001", "\u3001") for j in joined) or joined[-1:] != [","])
+            and len(joined) >= 2
         ):
             out.append(full)
 
