@@ -43,8 +43,8 @@ The reason groups (``Reason.group``, stable; the detail quotes the words as writ
   analysers' roles, ``changed tense: future ∅ -> "计划"``.
 - ``changed degree``: ``changed degree: intensifier "significantly" -> ∅``.
 - ``changed comparison``, ``changed count``, ``changed negation``: the other role families.
-- ``swapped words``, ``lost list element``, ``moved negation``, ``swapped link texts``,
-  ``swapped labels``, ``changed word`` (an antonym).
+- ``swapped words``, ``lost list element``, ``added list element``, ``moved negation``,
+  ``swapped link texts``, ``swapped labels``, ``changed word`` (an antonym).
 - ``lost ending``, ``changed ending``, ``lost quotes``; ``changed spelling``.
 - ``and more``: the last of :data:`MAX_REASONS` reasons, when there were more (a count, not a
   group: summaries do not count it, ``BlockOutcome.groups``).

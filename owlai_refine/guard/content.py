@@ -158,7 +158,8 @@ def lost_words(
         if len(tokens) < MIN_OVERALL:
             continue
         gone = [word for token, word in tokens.items() if token not in kept]
-        if gone and not cjk and rewritten is not None:
+        failing = len(tokens) - len(gone) < needed * len(tokens)
+        if failing and not cjk and rewritten is not None:  # only then: WordNet costs time
             gone = [word for word in gone if not rewritten(word)]
         if len(tokens) - len(gone) < needed * len(tokens):
             lost += gone
@@ -178,9 +179,9 @@ def added_words(
     before = set(_ordered_tokens(normalise(prose(block_text))))
     after = _ordered_tokens(normalise(prose(reply_text)))
     new = [word for token, word in after.items() if token not in before]
-    if new and rewording is not None:
-        new = [word for word in new if _IS_CJK.match(word) or not rewording(word)]
     limit = MAX_NEW_CJK if _mostly_cjk(after) else MAX_NEW
+    if rewording is not None and len(new) >= MIN_NEW and len(new) > limit * len(after):
+        new = [word for word in new if _IS_CJK.match(word) or not rewording(word)]
     if len(new) >= MIN_NEW and len(new) > limit * len(after):
         shown = ", ".join(new[:6]) + (", \u2026" if len(new) > 6 else "")
         return Reason("added words", f'"{shown}"')

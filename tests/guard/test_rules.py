@@ -139,6 +139,13 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "이 변경은 문제를 완전히 해결합니다.",
             "changed degree",
         ),
+        (  # an item added to a list, in words the block does not have
+            "**Key Takeaway:** Hosting is the single most important investment for WooCommerce"
+            " speed and uptime.",
+            "**Key Takeaway:** Hosting is the single most important investment for WooCommerce"
+            " speed, security, and uptime.",
+            "added list element",
+        ),
         (  # a count lost, Korean
             "각 팀은 심의회 위원 한 명을 선출합니다.",
             "각 팀은 심의회 위원을 선출합니다.",

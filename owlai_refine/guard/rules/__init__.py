@@ -23,6 +23,7 @@ rule                       gate       refuses
 ``roles``                  meaning    a degree, tense or comparison word added or dropped
 ``swapped_words``          meaning    two words that traded places
 ``lost_list_element``      meaning    an item of an enumeration dropped
+``added_list_element``     meaning    an item added to an enumeration, in words all new
 ``moved_negation``         meaning    a negation moved to another word
 ``links``                  meaning    two link texts or two parenthesised labels swapped
 ``antonyms``               meaning    a word replaced by its opposite
@@ -48,7 +49,7 @@ from owlai_refine.guard.repetition import repetition_problem
 from owlai_refine.guard.rules.claims import claim_reasons
 from owlai_refine.guard.rules.links import label_reasons, link_reasons
 from owlai_refine.guard.rules.negation import negation_reasons
-from owlai_refine.guard.rules.order import list_reasons, swap_reasons
+from owlai_refine.guard.rules.order import added_list_reasons, list_reasons, swap_reasons
 from owlai_refine.guard.rules.roles import role_reasons
 from owlai_refine.guard.rules.words import antonym_reasons
 from owlai_refine.guard.structure import structure_problems
@@ -88,10 +89,10 @@ def _said_again(pair: Pair, side: Literal["block", "reply"]) -> Callable[[str], 
     other has: a WordNet synonym or derivation (``require`` -> ``need``, ``find`` ->
     ``locate``), so that a rewording is read neither as words lost nor as words added. English
     words only (the other languages have no synonym resource offline)."""
-    language = pair.old.language
-    mine, theirs = (pair.old, pair.new) if side == "block" else (pair.new, pair.old)
 
-    def said_again(word: str) -> bool:
+    def said_again(word: str) -> bool:  # the texts are analysed only if it is asked
+        mine, theirs = (pair.old, pair.new) if side == "block" else (pair.new, pair.old)
+        language = pair.old.language
         own = [t for t in mine.words if t.content and t.text.lower() == word.lower()]
         if not own:
             return False
@@ -144,6 +145,7 @@ RULES: tuple[Rule, ...] = (
     Rule("roles", _pair_only(role_reasons)),
     Rule("swapped_words", _pair_only(swap_reasons)),
     Rule("lost_list_element", _pair_only(list_reasons)),
+    Rule("added_list_element", _pair_only(added_list_reasons)),
     Rule("moved_negation", _pair_only(negation_reasons)),
     Rule("links", _pair_only(lambda p: link_reasons(p) + label_reasons(p))),
     Rule("antonyms", _pair_only(antonym_reasons)),

@@ -18,10 +18,11 @@ from __future__ import annotations
 from collections import Counter
 
 from owlai_refine.guard.analysis import Token
+from owlai_refine.guard.edits import related
 from owlai_refine.guard.pair import Pair
 from owlai_refine.guard.reasons import Reason
 
-__all__ = ["list_reasons", "swap_reasons"]
+__all__ = ["added_list_reasons", "list_reasons", "swap_reasons"]
 
 _SEPARATORS = frozenset({",", "\u3001", "\uff0c", ";", "\uff1b"})
 _COORDINATORS = frozenset({
@@ -291,3 +292,26 @@ def list_reasons(pair: Pair) -> list[Reason]:
                 words = " ".join(t.text for t in item)
                 reasons.append(Reason("lost list element", f'"{words}"'))
     return reasons[:1]
+
+
+def added_list_reasons(pair: Pair) -> list[Reason]:
+    """``added list element "security"`` for an item of the reply's enumerations whose content
+    words are all new: not in the block, nor a WordNet synonym or derivation of a block word
+    (an item added to a list, ``speed and uptime`` -> ``speed, security, and uptime``)."""
+    language = pair.old.language
+    block = pair.old.words
+    block_keys = {_key(t) for t in block} | {t.text.lower() for t in block}
+    block_text = pair.block.lower()  # the whole block: a word of its math or code is not new
+    for items in _enumerations(pair.new.tokens, language):
+        for item in items:
+            content = [t for t in item if t.content]
+            if (
+                not content
+                or not _nominal(item)
+                or any(_key(t) in block_keys or t.text.lower() in block_text for t in content)
+            ):
+                continue
+            if any(related(t, b, language) for t in content for b in block if b.content):
+                continue  # an item said in other words
+            return [Reason("added list element", f'"{" ".join(t.text for t in item)}"')]
+    return []
