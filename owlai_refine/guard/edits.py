@@ -24,7 +24,7 @@ from enum import StrEnum
 
 from owlai_refine.guard.analysis import Analysis, Token, wordnet
 
-__all__ = ["Edit", "EditClass", "align", "related"]
+__all__ = ["Edit", "EditClass", "align", "related", "restated"]
 
 
 class EditClass(StrEnum):
@@ -88,6 +88,16 @@ def related(a: Token, b: Token, language: str) -> str | None:
             return "derivation"
     del language
     return None
+
+
+def restated(word: Token, mine: Analysis, theirs: Analysis) -> bool:
+    """True if ``word`` (a token of ``mine``) says again a content word that only ``theirs``
+    has, as a WordNet synonym or derivation of it (``need`` for ``require``, ``earlier`` for
+    ``previous``): a rewording, neither a word lost nor a word added. English words only (the
+    other languages have no synonym resource offline)."""
+    shared = {_key(t) for t in mine.words}
+    others = [t for t in theirs.words if t.content and _key(t) not in shared]
+    return any(related(word, t, mine.language) in ("synonym", "derivation") for t in others)
 
 
 def _classify(old: tuple[Token, ...], new: tuple[Token, ...], moved: Counter[str],

@@ -40,7 +40,7 @@ from typing import Literal
 from owlai_refine.config import GuardConfig
 from owlai_refine.guard.content import added_words, lost_sentences, lost_words
 from owlai_refine.guard.cutoff import cut_off, length_problem
-from owlai_refine.guard.edits import related
+from owlai_refine.guard.edits import restated
 from owlai_refine.guard.language import language_label, language_problem
 from owlai_refine.guard.meaning import meaning_problems
 from owlai_refine.guard.pair import Pair
@@ -85,25 +85,16 @@ def _content(pair: Pair, config: GuardConfig) -> list[Reason]:
 
 
 def _said_again(pair: Pair, side: Literal["block", "reply"]) -> Callable[[str], bool]:
-    """Whether a word of one side (``side``) stands for a word of the other that only the
-    other has: a WordNet synonym or derivation (``require`` -> ``need``, ``find`` ->
-    ``locate``), so that a rewording is read neither as words lost nor as words added. English
-    words only (the other languages have no synonym resource offline)."""
+    """Whether a word of one side (``side``) says again a word only the other has
+    (:func:`~owlai_refine.guard.edits.restated`: ``require`` -> ``need``), so that a rewording
+    is read neither as words lost nor as words added."""
 
     def said_again(word: str) -> bool:  # the texts are analysed only if it is asked
         mine, theirs = (pair.old, pair.new) if side == "block" else (pair.new, pair.old)
-        language = pair.old.language
         own = [t for t in mine.words if t.content and t.text.lower() == word.lower()]
-        if not own:
-            return False
-        shared = {t.lemma.lower() for t in mine.words}
-        other = [t for t in theirs.words if t.content and t.lemma.lower() not in shared]
-        return any(related(own[0], t, language) in _SAME_MEANING for t in other)
+        return bool(own) and restated(own[0], mine, theirs)
 
     return said_again
-
-
-_SAME_MEANING = frozenset({"synonym", "derivation"})
 
 
 def _tokens(pair: Pair, config: GuardConfig) -> list[Reason]:

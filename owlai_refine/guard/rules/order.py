@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import Counter
 
 from owlai_refine.guard.analysis import Token
-from owlai_refine.guard.edits import related
+from owlai_refine.guard.edits import restated
 from owlai_refine.guard.pair import Pair
 from owlai_refine.guard.reasons import Reason
 
@@ -296,8 +296,9 @@ def list_reasons(pair: Pair) -> list[Reason]:
 
 def added_list_reasons(pair: Pair) -> list[Reason]:
     """``added list element "security"`` for an item of the reply's enumerations whose content
-    words are all new: not in the block, nor a WordNet synonym or derivation of a block word
-    (an item added to a list, ``speed and uptime`` -> ``speed, security, and uptime``)."""
+    words are all new: not in the block, nor a word of it said again
+    (:func:`~owlai_refine.guard.edits.restated`) (an item added to a list, ``speed and
+    uptime`` -> ``speed, security, and uptime``)."""
     language = pair.old.language
     block = pair.old.words
     block_keys = {_key(t) for t in block} | {t.text.lower() for t in block}
@@ -311,7 +312,7 @@ def added_list_reasons(pair: Pair) -> list[Reason]:
                 or any(_key(t) in block_keys or t.text.lower() in block_text for t in content)
             ):
                 continue
-            if any(related(t, b, language) for t in content for b in block if b.content):
+            if any(restated(t, pair.new, pair.old) for t in content):
                 continue  # an item said in other words
             return [Reason("added list element", f'"{" ".join(t.text for t in item)}"')]
     return []

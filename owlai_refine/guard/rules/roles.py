@@ -15,7 +15,7 @@ from collections import Counter
 
 from owlai_refine.guard.analysis import Analysis, Token
 from owlai_refine.guard.analysis.roles import ROLE_FAMILIES, policy
-from owlai_refine.guard.edits import related
+from owlai_refine.guard.edits import restated
 from owlai_refine.guard.pair import Pair
 from owlai_refine.guard.reasons import Reason, quoted
 
@@ -87,13 +87,11 @@ def role_reasons(pair: Pair) -> list[Reason]:
 
 
 def _rewording(form: str, pair: Pair) -> bool:
-    """True if the English comparative ``form`` of the reply stands for a word of the block
-    the reply dropped: a WordNet synonym or derivation of it (``previous`` -> ``earlier``),
-    which is no comparison added."""
+    """True if the English comparative ``form`` of the reply says again a word of the block
+    the reply dropped (:func:`~owlai_refine.guard.edits.restated`: ``previous`` ->
+    ``earlier``), which is no comparison added."""
     own = [t for t in pair.new.words if t.text == form]
-    reply = {t.lemma.lower() for t in pair.new.words}
-    gone = [t for t in pair.old.words if t.content and t.lemma.lower() not in reply]
-    return bool(own) and any(related(g, own[0], "en") in ("synonym", "derivation") for g in gone)
+    return bool(own) and restated(own[0], pair.new, pair.old)
 
 
 def _written(form: str, analysis: Analysis, text: str) -> str:
