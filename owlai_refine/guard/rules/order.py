@@ -50,19 +50,19 @@ def _key(t: Token) -> str:
 
 
 _SENTENCE_END = frozenset(".!?;\u3002\uff01\uff1f\uff1b")
-_CLOSERS = frozenset(")]}\u300d\u300f\uff09\"'\u201d\u2019")
 
 
 def _ends_sentence(tokens: tuple[Token, ...], i: int) -> bool:
-    """True if the punctuation ``tokens[i]`` ends a sentence: a full stop after an abbreviation
-    (``etc.)``, ``e.g. the``) is none, nor one followed by a closing bracket or a lower-case
-    word."""
-    if tokens[i].text not in _SENTENCE_END:
+    """True if the punctuation ``tokens[i]`` ends a sentence. A Latin ``.``, ``!`` or ``?``
+    does so only before a space or the end, as the analyser cuts sentences
+    (``analysis.core``): not in ``etc.)`` or ``v1.2``."""
+    t = tokens[i]
+    if t.text not in _SENTENCE_END:
         return False
-    if tokens[i].text != ".":
+    if t.text not in ".!?":
         return True
     nxt = tokens[i + 1] if i + 1 < len(tokens) else None
-    return nxt is None or not (nxt.text in _CLOSERS or nxt.text[:1].islower())
+    return nxt is None or nxt.start > t.start + len(t.text)
 
 
 _PASSIVE = {"zh": frozenset({"被", "由", "受", "受到"}), "ja": frozenset({"れる", "られる"}),
