@@ -28,6 +28,7 @@ __all__ = [
     "REPO",
     "LatencyModel",
     "block_text",
+    "makespan_bound",
     "median",
     "print_table",
     "quiet_json_logging",
@@ -45,6 +46,12 @@ _BLOCK = re.compile(r"<block>\n?(.*?)\n?</block>", re.DOTALL)
 # One piece per "token": a run of ASCII non-space characters, or one other character, each with
 # the whitespace before it. Close to one model token per English word or CJK character.
 _PIECE = re.compile(r"\s*(?:[^\s\u0080-\U0010ffff]+|\S)|\s+$")
+
+
+def makespan_bound(latencies: list[float], slots: int) -> float:
+    """The least a report can take on ``slots`` slots, in seconds: ``max(sum / slots,
+    longest)`` of its request ``latencies`` (seconds); 0.0 for none."""
+    return max(sum(latencies) / slots, max(latencies, default=0.0))
 
 
 def reports_dir() -> Path:

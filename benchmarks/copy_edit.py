@@ -39,7 +39,7 @@ import anyio
 import structlog
 from structlog.testing import capture_logs
 
-from benchmarks._common import REPO, read_report, reports_dir
+from benchmarks._common import REPO, makespan_bound, read_report, reports_dir
 from owlai_refine import Backend, RefineConfig
 from owlai_refine.events import BlockSettled, CallFinished, RefineEvent
 from owlai_refine.guard.marker import marker_reply
@@ -63,8 +63,7 @@ def _row(
 ) -> dict[str, Any]:
     ok = [c for c in calls if c.error is None]
     latencies = [c.latency_s or 0.0 for c in calls]
-    # the tail-latency bound of benchmarks/tail_latency.py, from this run's own latencies
-    bound = max(sum(latencies) / slots, max(latencies, default=0.0))
+    bound = makespan_bound(latencies, slots)  # tail_latency's bound, from this run's latencies
     tpots = [
         (c.latency_s - c.ttft_s) / (n - 1)
         for c in ok

@@ -33,6 +33,7 @@ import anyio
 
 from benchmarks._common import (
     LatencyModel,
+    makespan_bound,
     print_table,
     prompt_tokens,
     quiet_json_logging,
@@ -69,7 +70,7 @@ class Plan:
         return max(self.latencies["document"], default=0.0)
 
     def bound(self, slots: int) -> float:
-        return max(self.total / slots, self.longest)
+        return makespan_bound(self.latencies["document"], slots)
 
     def simulated(self, dispatch: str, slots: int) -> float:
         """List scheduling in queue order on ``slots`` slots, with no overhead."""
