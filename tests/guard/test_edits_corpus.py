@@ -19,15 +19,15 @@ from testsupport.edits import accepted, load_rows
 from testsupport.reports import SHARED
 
 ROWS = load_rows()
-GOOD_FLOOR = {"en": 0.94, "ja": 0.97, "ko": 0.93, "zh": 0.97}
-"""Good replies accepted, per language (measured: en 94.4%, ja 97.0%, ko 93.8%, zh 97.6% over
-2,580 rows, the four held-out sets written blind included)."""
-BAD_FLOOR = {"en": 0.87, "ja": 0.87, "ko": 0.86, "zh": 0.85}
-"""Bad replies caught, per language, every class (role swaps included) (measured: en 87.5%,
-ja 87.4%, ko 86.8%, zh 85.1%; a content word replaced by a plausible non-synonym, an
+GOOD_FLOOR = {"en": 0.93, "ja": 0.96, "ko": 0.92, "zh": 0.95}
+"""Good replies accepted, per language (measured: en 93.7%, ja 96.0%, ko 92.3%, zh 95.9% over
+2,900 rows, the five held-out sets written blind included)."""
+BAD_FLOOR = {"en": 0.87, "ja": 0.86, "ko": 0.85, "zh": 0.85}
+"""Bad replies caught, per language, every class (role swaps included) (measured: en 87.3%,
+ja 86.0%, ko 85.0%, zh 85.1%; a content word replaced by a plausible non-synonym, an
 attribution moved and a role swap are most of what is missed: docs/guard-design.md)."""
-BLIND = ("s3-", "s4-", "s5-", "s6-")
-"""The ids of the rows of the held-out sets written blind (heldout3 to heldout6)."""
+BLIND = ("s3-", "s4-", "s5-", "s6-", "s7-")
+"""The ids of the rows of the held-out sets written blind (heldout3 to heldout7)."""
 
 
 @pytest.fixture(scope="module")
