@@ -151,6 +151,21 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "각 팀은 심의회 위원을 선출합니다.",
             "changed count",
         ),
+        (  # Chinese: two comparisons folded into one (the second 更 lost)
+            "新方案带来了更低的成本、更高的精度和更快的推理速度。",
+            "新方案带来了更低的成本和精度\uff0c以及更快的推理速度。",
+            "changed comparison",
+        ),
+        (  # Chinese: a list item dropped whose 率 jieba tags a verb
+            "该模型在准确率、精确率、召回率和F1分数上均超过基线。",
+            "该模型在准确率、精确率和F1分数上均超过基线。",
+            "lost list element",
+        ),
+        (  # Chinese: two names traded the items they own, the items kept in place
+            "已有多种机制 (如MHGPO的群组采样、ANN的分层团队、MasHost的图构建)。",
+            "已有多种机制 (如ANN的群组采样、MHGPO的分层团队、MasHost的图构建)。",
+            "swapped words",
+        ),
     ],
 )
 def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None:
@@ -228,6 +243,14 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
         (  # "as soon as available" is no hedge
             "번역본은 사용할 수 있는 즉시 공개됩니다.",
             "번역본은 준비되는 즉시 공개됩니다.",
+        ),
+        (  # Chinese: a comparison said where the block already has one (提高了 -> 更高了)
+            "新版本的速度更快\uff0c稳定性也提高了。",
+            "新版本的速度更快\uff0c稳定性也更高了。",
+        ),
+        (  # Chinese: list items reordered whole, each name with its own item
+            "已有多种机制 (如MHGPO的群组采样、ANN的分层团队、MasHost的图构建)。",
+            "已有多种机制 (如ANN的分层团队、MHGPO的群组采样、MasHost的图构建)。",
         ),
     ],
 )

@@ -44,8 +44,8 @@ def _raw() -> dict[str, Any]:
 
 @cache
 def policy(language: str) -> dict[str, str]:
-    """Role -> what counts as its change in ``language`` (``"count"``, ``"presence"`` or
-    ``"shift"``; see ``roles.toml``): the shared ``[policy]`` with the language's own over it."""
+    """Role -> what counts as its change in ``language`` (``"count"``, ``"presence"``,
+    ``"lost"``, ``"fewer"`` or ``"shift"``; see ``roles.toml``): the shared ``[policy]`` with the language's own over it."""
     raw = _raw()
     out = {role: "count" for role in ROLE_FAMILIES}
     out.update(raw.get("policy", {}))

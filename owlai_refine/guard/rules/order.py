@@ -29,6 +29,8 @@ _COORDINATORS = frozenset({
     "and", "or", "as well as", "和", "与", "及", "以及", "或", "或者", "跟", "と", "や", "及び",
     "または", "및", "와", "과", "또는", "그리고", "이나", "나",
 })  # fmt: skip
+_ETC = frozenset({"\u7b49", "\u7b49\u7b49"})
+"""等, 等等 ("and so on"): they follow a Chinese list's last item."""
 MIN_KEPT_BETWEEN = 0.5
 """The share of the content words between two swapped words that must stand between them in
 the reply too, for the swap to be two words trading places (not a phrase moved whole)."""
@@ -165,6 +167,27 @@ def _same_head(places: list[tuple[tuple[Token, ...], int]]) -> bool:
     return len(heads) == 1 and None not in heads
 
 
+def _traded_heads(
+    old: tuple[tuple[Token, ...], int, int], new: tuple[tuple[Token, ...], int, int]
+) -> bool:
+    """True if two words traded the words they modify: the content word after each (its head,
+    one function word such as 的 or の may stand between) is the other's on the other side
+    (``MHGPO的群组采样、ANN的分层团队`` -> ``ANN的群组采样、MHGPO的分层团队``): two list items
+    with their names swapped, not two items reordered whole."""
+
+    def head(words: tuple[Token, ...], i: int) -> str | None:
+        for t in words[i + 1 : i + 3]:
+            if t.content:
+                return _key(t)
+            if t.pos not in ("PART", "ADP"):
+                return None
+        return None
+
+    (a, xa, ya), (b, xb, yb) = old, new
+    hx, hy = head(a, xa), head(a, ya)
+    return hx is not None and hy is not None and hx != hy and (hx, hy) == (head(b, yb), head(b, xb))
+
+
 def _negator(t: Token) -> bool:
     """True for a negating particle (``not``, 不, 非, 안)."""
     return t.lemma.lower() in ("not", "n't", "不", "非", "没", "没有", "안", "못", "ない")
@@ -193,7 +216,9 @@ def swap_reasons(pair: Pair) -> list[Reason]:
                 continue  # words of different kinds: a sentence restructured
             if language in ("ko", "ja") and not (px_a and px_a == py_b and py_a == px_b != px_a):
                 continue  # each kept its particle: a phrase moved with its role
-            if _coordinated(pair.old.tokens, a[xa], a[ya], language):
+            if _coordinated(pair.old.tokens, a[xa], a[ya], language) and not _traded_heads(
+                (a, xa, ya), (b, xb, yb)
+            ):
                 continue  # "A, B and C" -> "C, B and A": items of one list reordered
             if all(t.lemma in _COPULA or t.pos == "DET" for t in a[xa + 1 : ya]):
                 continue  # "A is the B" -> "B is the A": an identity said the other way
@@ -222,6 +247,19 @@ def _nominal(item: list[Token]) -> bool:
     return bool(words) and words[-1].pos in ("NOUN", "PROPN", "NUM")
 
 
+def _item_end(tokens: tuple[Token, ...], i: int) -> bool:
+    """True if ``tokens[i]`` ends a list item: a separator, a conjunction or 等 ("and so on")
+    follows it (jieba tags the 率 of 召回率 and the 计算 of 量子计算 verbs; a verb that ends a
+    clause is not followed by 、)."""
+    for t in tokens[i + 1 : i + 3]:  # 召回 率 、: the verb and one word more
+        nxt = t.text.lower()
+        if nxt in _SEPARATORS or nxt in _COORDINATORS or nxt in _ETC:
+            return True
+        if t.punct or t.pos not in ("NOUN", "VERB"):
+            return False
+    return False
+
+
 def _enumerations(tokens: tuple[Token, ...], language: str = "en") -> list[list[list[Token]]]:
     """The enumerations of ``tokens``: each a list of items, each item its tokens. An
     enumeration is three or more short items (:data:`MAX_ITEM` words) joined by ideographic
@@ -246,7 +284,7 @@ def _enumerations(tokens: tuple[Token, ...], language: str = "en") -> list[list[
             out.append(full)
 
     clause_comma = language in ("zh", "ja")  # lists take 、 there; a comma joins clauses
-    for t in tokens:
+    for i, t in enumerate(tokens):
         key = t.text.lower()
         if clause_comma and key in (",", "\uff0c"):
             close()
@@ -259,7 +297,7 @@ def _enumerations(tokens: tuple[Token, ...], language: str = "en") -> list[list[
             elif key in _COORDINATORS and joiners:
                 joiners[-1] = key  # "A, B, and C": the conjunction joins the last item
             continue
-        if t.punct or (t.pos in ("VERB", "AUX") and len(items) > 1):
+        if t.punct or (t.pos in ("VERB", "AUX") and len(items) > 1 and not _item_end(tokens, i)):
             close()
             items, joiners = [[]], []
             if not t.punct:

@@ -73,6 +73,8 @@ def role_reasons(pair: Pair) -> list[Reason]:
             continue
         if rule == "lost" and len(b) > len(a):
             continue
+        if rule == "fewer" and len(b) > len(a) > 0:
+            continue
         if rule == "shift" and not (a and not b and _gained_other(role, old, new)):
             continue
         lost = list((Counter(a) - Counter(b)).elements())
