@@ -151,6 +151,36 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "각 팀은 심의회 위원을 선출합니다.",
             "changed count",
         ),
+        (  # how often, added
+            "Outages occur when the cache is cold.",
+            "Outages frequently occur when the cache is cold.",
+            "changed degree",
+        ),
+        (  # Japanese: a degree added (はるかに, "far")
+            "新しい版は旧版より速い。",
+            "新しい版は旧版よりはるかに速い。",
+            "changed degree",
+        ),
+        (  # whose claim it is: a perception stated as fact
+            "The model is widely regarded as the strongest open baseline.",
+            "The model is the strongest open baseline.",
+            "changed attribution",
+        ),
+        (  # Japanese: a claim given to a source the block does not name
+            "この制限は一時的なものです。",
+            "開発元によれば、この制限は一時的なものです。",
+            "changed attribution",
+        ),
+        (  # an action begun, now finished
+            "The team has started the migration to the new cluster.",
+            "The team has completed the migration to the new cluster.",
+            "changed aspect",
+        ),
+        (  # a contrast dropped ("A rather than B" -> "both A and B")
+            "Growth came from new customers rather than price increases.",
+            "Growth came from both new customers and price increases.",
+            "changed negation",
+        ),
         (  # Chinese: two comparisons folded into one (the second 更 lost)
             "新方案带来了更低的成本、更高的精度和更快的推理速度。",
             "新方案带来了更低的成本和精度\uff0c以及更快的推理速度。",
@@ -243,6 +273,14 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
         (  # "as soon as available" is no hedge
             "번역본은 사용할 수 있는 즉시 공개됩니다.",
             "번역본은 준비되는 즉시 공개됩니다.",
+        ),
+        (  # the same source in other words
+            "This event is widely seen as a turning point.",
+            "This event is widely regarded as a turning point.",
+        ),
+        (  # Korean: one contrast for another (아닌 -> 대신)
+            "심의회는 명시적인 승인이 아닌 반대 의사를 묻습니다.",
+            "심의회는 명시적인 승인 대신 반대 의사를 묻습니다.",
         ),
         (  # Chinese: a comparison said where the block already has one (提高了 -> 更高了)
             "新版本的速度更快\uff0c稳定性也提高了。",

@@ -18,11 +18,14 @@ ROLE_FAMILIES = {
     "focus": "degree", "completeness": "degree", "totality": "degree", "past": "tense",
     "progressive": "tense", "future": "tense", "perfect": "tense", "comparative": "comparison",
     "equality": "comparison", "negator": "negation", "numeral": "count",
+    "contrast": "negation", "frequency": "degree", "source": "attribution", "onset": "aspect",
+    "completion": "aspect",
 }  # fmt: skip
 """Each role's family: the group of the reason a change of it gives (``changed degree``)."""
 
 Element = tuple[str, frozenset[str]]
-"""(lemma, or ``*`` for any; the parts of speech it must have, empty for any)."""
+"""(lemma, or ``*`` for any, or lemmas joined by ``|`` after the first element; the parts of
+speech it must have, empty for any)."""
 Entry = tuple[str, tuple[Element, ...]]
 """(role, the elements after the first)."""
 
@@ -34,7 +37,9 @@ def _element(text: str) -> Element:
 
 def _matches(token: Token, element: Element) -> bool:
     lemma, pos = element
-    return (lemma == "*" or token.lemma.lower() == lemma) and (not pos or token.pos in pos)
+    key = token.lemma.lower()
+    found = lemma in ("*", key) or ("|" in lemma and key in lemma.split("|"))
+    return found and (not pos or token.pos in pos)
 
 
 @cache
@@ -45,7 +50,8 @@ def _raw() -> dict[str, Any]:
 @cache
 def policy(language: str) -> dict[str, str]:
     """Role -> what counts as its change in ``language`` (``"count"``, ``"presence"``,
-    ``"lost"``, ``"fewer"`` or ``"shift"``; see ``roles.toml``): the shared ``[policy]`` with the language's own over it."""
+    ``"lost"``, ``"fewer"`` or ``"shift"``; see ``roles.toml``): the shared ``[policy]`` with
+    the language's own over it."""
     raw = _raw()
     out = {role: "count" for role in ROLE_FAMILIES}
     out.update(raw.get("policy", {}))

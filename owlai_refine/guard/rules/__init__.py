@@ -20,7 +20,8 @@ rule                       gate       refuses
 ``tables``                 meaning    the word tables (negators, hedges, opposites, dates, number
                                       words), numbers in context, names, clauses, markers in place,
                                       tense, spelling, endings and quotes (``guard.meaning``)
-``roles``                  meaning    a degree, tense or comparison word added or dropped
+``roles``                  meaning    a degree, tense, aspect, comparison, contrast or source word
+                                      added or dropped
 ``swapped_words``          meaning    two words that traded places
 ``lost_list_element``      meaning    an item of an enumeration dropped
 ``added_list_element``     meaning    an item added to an enumeration, in words all new

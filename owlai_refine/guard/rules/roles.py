@@ -1,4 +1,5 @@
-"""The role rule: the words that set a claim's degree, time and comparison kept.
+"""The role rule: the words that set a claim's degree, time, aspect, comparison, contrast and
+source kept.
 
 Pure code. Each role of ``analysis/roles.toml`` (an intensifier, a past tense, a comparison,
 ...) is counted in the block's and the reply's analysed prose; a role whose count changed is a
