@@ -151,6 +151,21 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "각 팀은 심의회 위원을 선출합니다.",
             "changed count",
         ),
+        (  # the noun that says which of a kind replaced (inference -> training)
+            "The team focused on inference optimization for the new chips.",
+            "The team focused on training optimization for the new chips.",
+            "changed word",
+        ),
+        (  # Korean: a team named in Hangul replaced by another
+            "운영팀은 매주 회의를 엽니다.",
+            "개발팀은 매주 회의를 엽니다.",
+            "changed word",
+        ),
+        (  # Chinese: heterogeneous -> homogeneous, before the same noun
+            "该方法支持异构设备集群。",
+            "该方法支持同构设备集群。",
+            "changed word",
+        ),
         (  # how often, added
             "Outages occur when the cache is cold.",
             "Outages frequently occur when the cache is cold.",
@@ -273,6 +288,14 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
         (  # "as soon as available" is no hedge
             "번역본은 사용할 수 있는 즉시 공개됩니다.",
             "번역본은 준비되는 즉시 공개됩니다.",
+        ),
+        (  # a possessive is no other thing
+            "Analysts expect the market expansion to continue.",
+            "Analysts expect the market's expansion to continue.",
+        ),
+        (  # Korean: a word written apart from the noun after it is no part of its name
+            "검토가 끝난 다음 팀이 승인합니다.",
+            "검토가 끝난 후 팀이 승인합니다.",
         ),
         (  # the same source in other words
             "This event is widely seen as a turning point.",

@@ -28,6 +28,8 @@ rule                       gate       refuses
 ``moved_negation``         meaning    a negation moved to another word
 ``links``                  meaning    two link texts or two parenthesised labels swapped
 ``antonyms``               meaning    a word replaced by its opposite
+``modifiers``              meaning    the noun before a kept noun replaced (another thing of
+                                      that kind: 중심팀 -> 중재팀)
 ``claims``                 meaning    a predicate adjective dropped (English)
 =========================  =========  ==========================================================
 """
@@ -52,7 +54,7 @@ from owlai_refine.guard.rules.links import label_reasons, link_reasons
 from owlai_refine.guard.rules.negation import negation_reasons
 from owlai_refine.guard.rules.order import added_list_reasons, list_reasons, swap_reasons
 from owlai_refine.guard.rules.roles import role_reasons
-from owlai_refine.guard.rules.words import antonym_reasons
+from owlai_refine.guard.rules.words import antonym_reasons, modifier_reasons
 from owlai_refine.guard.structure import structure_problems
 from owlai_refine.guard.tokens import compare_tokens, protected_tokens
 
@@ -141,6 +143,7 @@ RULES: tuple[Rule, ...] = (
     Rule("moved_negation", _pair_only(negation_reasons)),
     Rule("links", _pair_only(lambda p: link_reasons(p) + label_reasons(p))),
     Rule("antonyms", _pair_only(antonym_reasons)),
+    Rule("modifiers", _pair_only(modifier_reasons)),
     Rule("claims", _pair_only(claim_reasons)),
 )
 """Every rule, in the order their reasons are reported."""
