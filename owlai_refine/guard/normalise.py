@@ -92,7 +92,7 @@ _VALUE = {
 }
 _SPELLED = re.compile(
     rf"(?<![\w-])(?:(?P<tens>{'|'.join(_TENS)})(?:[- ](?P<unit>one|{'|'.join(_UNITS_WORDS)}))?"
-    rf"|(?P<small>{'|'.join(_TEENS + _UNITS_WORDS)}))(?![\w-])",
+    rf"|(?P<small>{'|'.join(_TEENS + _UNITS_WORDS)}|one(?=-[a-z])))(?!\w)",
     re.IGNORECASE,
 )
 _PERCENT = re.compile(r"(?<=\d) ?(?:percent|per cent)\b", re.IGNORECASE)
@@ -123,8 +123,8 @@ def spelled_as_digits(text: str, written: frozenset[int]) -> str:
     where the other text writes that number in digits (``written``: :func:`digit_numbers` of
     it): ``Forty-seven`` against ``47%``, ``under two seconds`` against ``under 2 seconds``.
     Spelling a number out, or the reverse, is a style guide's choice, not a change of fact; a
-    number both texts spell stays a word (the number-word check reads it), as do "one" (also a
-    pronoun) and a word joined by a hyphen to what follows (``four-fold``, ``three-year``)."""
+    number both texts spell stays a word (the number-word check reads it), as does "one" (also a
+    pronoun) unless a hyphen joins it to a word (``one-second`` against ``1-second``)."""
 
     def digits(m: re.Match[str]) -> str:
         value = _value(m)

@@ -166,6 +166,11 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "该方法支持同构设备集群。",
             "changed word",
         ),
+        (  # Chinese: 同时 as "at the same time", dropped
+            "两个进程同时运行。",
+            "两个进程都在运行。",
+            "changed polarity qualifier",
+        ),
         (  # how often, added
             "Outages occur when the cache is cold.",
             "Outages frequently occur when the cache is cold.",
@@ -296,6 +301,18 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
         (  # Korean: a word written apart from the noun after it is no part of its name
             "검토가 끝난 다음 팀이 승인합니다.",
             "검토가 끝난 후 팀이 승인합니다.",
+        ),
+        (  # Chinese: 同时 joining two clauses ("and also") is no qualifier
+            "该方法提高了准确率\uff0c同时减少了处理时间。",
+            "该方法提高了准确率\uff0c并减少了处理时间。",
+        ),
+        (  # Japanese: the same hedge (とは限りません -> とも限りません)
+            "常に最新の情報を提供できるとは限りません。",
+            "常に最新の情報をお届けできるとも限りません。",
+        ),
+        (  # a number spelled out before a hyphen
+            "A 1-second delay can reduce conversions.",
+            "A one-second delay can reduce conversions.",
         ),
         (  # the same source in other words
             "This event is widely seen as a turning point.",

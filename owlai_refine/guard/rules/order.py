@@ -247,10 +247,14 @@ def _nominal(item: list[Token]) -> bool:
     return bool(words) and words[-1].pos in ("NOUN", "PROPN", "NUM")
 
 
-def _item_end(tokens: tuple[Token, ...], i: int) -> bool:
-    """True if ``tokens[i]`` ends a list item: a separator, a conjunction or 等 ("and so on")
-    follows it (jieba tags the 率 of 召回率 and the 计算 of 量子计算 verbs; a verb that ends a
-    clause is not followed by 、)."""
+def _item(tokens: tuple[Token, ...], i: int, language: str) -> bool:
+    """True if the verb ``tokens[i]`` is part of a list item, not the predicate that ends the
+    list: a Chinese word or an English gerund (``browser caching``) that a separator, a
+    conjunction or 等 ("and so on") follows, the verb and one word more at most (jieba tags the
+    率 of 召回率 and the 计算 of 量子计算 verbs). An English finite verb ends the list even so
+    (``as every analyst expected and as the market ...``)."""
+    if language != "zh" and tokens[i].tag != "VBG":
+        return False
     for t in tokens[i + 1 : i + 3]:  # 召回 率 、: the verb and one word more
         nxt = t.text.lower()
         if nxt in _SEPARATORS or nxt in _COORDINATORS or nxt in _ETC:
@@ -297,7 +301,8 @@ def _enumerations(tokens: tuple[Token, ...], language: str = "en") -> list[list[
             elif key in _COORDINATORS and joiners:
                 joiners[-1] = key  # "A, B, and C": the conjunction joins the last item
             continue
-        if t.punct or (t.pos in ("VERB", "AUX") and len(items) > 1 and not _item_end(tokens, i)):
+        verb = t.pos in ("VERB", "AUX") and len(items) > 1 and not _item(tokens, i, language)
+        if t.punct or verb:
             close()
             items, joiners = [[]], []
             if not t.punct:
