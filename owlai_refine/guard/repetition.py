@@ -164,8 +164,17 @@ class RepetitionDetector:
         self._runs = _Runs(float(window)) if runs else None
         self.reason: Reason | None = None
         """The reason, once a loop has been seen (then further feeds return it at once)."""
-        self._baseline = _phrase_counts(baseline, window) if baseline else {}
-        self._baseline_runs = _baseline_runs(baseline, window) if baseline else frozenset()
+        self._block = baseline
+        self._window = window
+
+    def _in_block(self, phrase: tuple[str, ...]) -> int:
+        """How often the block has ``phrase``; the block's phrases are counted only when a
+        phrase of the reply first reaches the threshold (most replies never do), once per
+        block (``_phrase_counts`` is cached)."""
+        return _phrase_counts(self._block, self._window).get(phrase, 0) if self._block else 0
+
+    def _run_in_block(self, run: tuple[str, ...]) -> bool:
+        return bool(self._block) and run in _baseline_runs(self._block, self._window)
 
     @property
     def fired(self) -> str | None:
@@ -188,11 +197,11 @@ class RepetitionDetector:
                 if found is None or self.reason is not None:
                     continue
                 phrase, seen = found
-                if seen >= watch.threshold and seen > self._baseline.get(phrase, 0):
+                if seen >= watch.threshold and seen > self._in_block(phrase):
                     detail = f'phrase x{seen} "{_short(" ".join(phrase))}"'
                     self.reason = Reason("repetition", detail, ": ")
             run = self._runs.push(unit, weight) if self._runs is not None else None
-            if run is not None and self.reason is None and run not in self._baseline_runs:
+            if run is not None and self.reason is None and not self._run_in_block(run):
                 detail = f'phrase x3 in a row "{_short(" ".join(run))}"'
                 self.reason = Reason("repetition", detail, ": ")
         return self.fired
