@@ -19,15 +19,15 @@ from testsupport.edits import accepted, load_rows
 from testsupport.reports import SHARED
 
 ROWS = load_rows()
-GOOD_FLOOR = {"en": 0.93, "ja": 0.96, "ko": 0.92, "zh": 0.95}
-"""Good replies accepted, per language (measured: en 93.7%, ja 96.0%, ko 92.3%, zh 95.9% over
-2,900 rows, the five held-out sets written blind included)."""
-BAD_FLOOR = {"en": 0.87, "ja": 0.86, "ko": 0.85, "zh": 0.85}
-"""Bad replies caught, per language, every class (role swaps included) (measured: en 87.3%,
-ja 86.0%, ko 85.0%, zh 85.1%; a content word replaced by a plausible non-synonym, an
+GOOD_FLOOR = {"en": 0.92, "ja": 0.95, "ko": 0.91, "zh": 0.95}
+"""Good replies accepted, per language (measured: en 92.2%, ja 95.3%, ko 91.7%, zh 95.5% over
+3,220 rows, the six held-out sets written blind included)."""
+BAD_FLOOR = {"en": 0.88, "ja": 0.86, "ko": 0.85, "zh": 0.86}
+"""Bad replies caught, per language, every class (role swaps included) (measured: en 88.6%,
+ja 86.9%, ko 85.5%, zh 86.1%; a content word replaced by a plausible non-synonym, an
 attribution moved and a role swap are most of what is missed: docs/guard-design.md)."""
-BLIND = ("s3-", "s4-", "s5-", "s6-", "s7-")
-"""The ids of the rows of the held-out sets written blind (heldout3 to heldout7)."""
+BLIND = ("s3-", "s4-", "s5-", "s6-", "s7-", "s8-")
+"""The ids of the rows of the held-out sets written blind (heldout3 to heldout8)."""
 
 
 @pytest.fixture(scope="module")
