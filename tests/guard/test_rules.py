@@ -314,6 +314,26 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
             "A 1-second delay can reduce conversions.",
             "A one-second delay can reduce conversions.",
         ),
+        (  # "one of" is no count
+            "Hosting is a major cause of slow stores.",
+            "Hosting is one of the major causes of slow stores.",
+        ),
+        (  # Japanese: "can" is no hedge (ご覧いただけます -> 閲覧できます)
+            "内容はWeb版でご覧いただけます。",
+            "内容はWeb版で閲覧できます。",
+        ),
+        (  # Japanese: the same focus (を中心に -> 主に)
+            "日本語を中心に学習されたモデルです。",
+            "主に日本語で学習されたモデルです。",
+        ),
+        (  # Korean: the same qualifiers in other words
+            "가능한 경우, 팀은 필요에 따라 지원을 받아 직접 해결해야 합니다.",
+            "팀은 가능하면 필요할 때 지원을 받아 스스로 해결해야 합니다.",
+        ),
+        (  # Chinese: 多个 -> 多项 is no number changed
+            "AEC在多个指标上表现领先。",
+            "AEC在多项指标上表现领先。",
+        ),
         (  # the same source in other words
             "This event is widely seen as a turning point.",
             "This event is widely regarded as a turning point.",
