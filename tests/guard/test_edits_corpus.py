@@ -19,8 +19,8 @@ from testsupport.edits import accepted, load_rows
 from testsupport.reports import SHARED
 
 ROWS = load_rows()
-GOOD_FLOOR = {"en": 0.92, "ja": 0.95, "ko": 0.91, "zh": 0.95}
-"""Good replies accepted, per language (measured: en 92.2%, ja 95.3%, ko 91.7%, zh 95.5% over
+GOOD_FLOOR = {"en": 0.92, "ja": 0.97, "ko": 0.92, "zh": 0.95}
+"""Good replies accepted, per language (measured: en 92.7%, ja 97.2%, ko 92.6%, zh 95.8% over
 3,220 rows, the six held-out sets written blind included)."""
 BAD_FLOOR = {"en": 0.88, "ja": 0.86, "ko": 0.85, "zh": 0.86}
 """Bad replies caught, per language, every class (role swaps included) (measured: en 88.6%,
