@@ -23,23 +23,21 @@ ROLE_FAMILIES = {
 }  # fmt: skip
 """Each role's family: the group of the reason a change of it gives (``changed degree``)."""
 
-Element = tuple[str, frozenset[str]]
-"""(lemma, or ``*`` for any, or lemmas joined by ``|`` after the first element; the parts of
-speech it must have, empty for any)."""
+Element = tuple[frozenset[str], frozenset[str]]
+"""(its lemmas, one of which the token must have (``widely+regard|consider``), or ``*`` for any;
+the parts of speech it must have, empty for any)."""
 Entry = tuple[str, tuple[Element, ...]]
 """(role, the elements after the first)."""
 
 
 def _element(text: str) -> Element:
     lemma, _, pos = text.partition("/")
-    return lemma, frozenset(pos.split("|")) if pos else frozenset()
+    return frozenset(lemma.split("|")), frozenset(pos.split("|")) if pos else frozenset()
 
 
 def _matches(token: Token, element: Element) -> bool:
-    lemma, pos = element
-    key = token.lemma.lower()
-    found = lemma in ("*", key) or ("|" in lemma and key in lemma.split("|"))
-    return found and (not pos or token.pos in pos)
+    lemmas, pos = element
+    return ("*" in lemmas or token.lemma.lower() in lemmas) and (not pos or token.pos in pos)
 
 
 @cache
@@ -68,7 +66,8 @@ def _table(language: str) -> dict[str, list[tuple[str, tuple[Element, ...]]]]:
             continue
         for entry in entries:
             elements = tuple(_element(e) for e in entry.split("+"))
-            out.setdefault(elements[0][0], []).append((role, elements))
+            for first in elements[0][0]:
+                out.setdefault(first, []).append((role, elements))
     return out
 
 

@@ -22,7 +22,7 @@ from owlai_refine.guard.edits import restated
 from owlai_refine.guard.pair import Pair
 from owlai_refine.guard.reasons import Reason
 
-__all__ = ["added_list_reasons", "list_reasons", "swap_reasons"]
+__all__ = ["added_list_reasons", "list_reasons", "swap_reasons", "word_key"]
 
 _SEPARATORS = frozenset({",", "\u3001", "\uff0c", ";", "\uff1b"})
 _COORDINATORS = frozenset({
@@ -42,7 +42,7 @@ _KO_PARTICLES = {"은": "는", "이": "가", "을": "를", "에": "에게", "한
 으로/로), and the dative's forms (에, 에게, 한테, 께): one particle each, one role."""
 
 
-def _key(t: Token) -> str:
+def word_key(t: Token) -> str:
     """The word's key: its lemma, lower-cased; a Korean particle's allomorphs one key; an
     English possessive's ``'s`` left off (``China's`` is ``china``)."""
     if t.tag.startswith("J"):
@@ -85,13 +85,13 @@ def _places(
             sentence += _ends_sentence(tokens, i)
             continue
         if t.content and t.pos != "NUM":  # numbers in their context are the number check's
-            key = (_key(t), seen[_key(t)])
-            seen[_key(t)] += 1
+            key = (word_key(t), seen[word_key(t)])
+            seen[word_key(t)] += 1
             particle = ""
             if language in ("ko", "ja"):
                 for nxt in tokens[i + 1 : i + 4]:
                     if nxt.lemma in _ROLE_PARTICLES or nxt.tag[:3] in ("JKS", "JKO", "JX", "JKB"):
-                        particle = _key(nxt)
+                        particle = word_key(nxt)
                         break
                     if nxt.content or nxt.punct:
                         break
@@ -154,16 +154,23 @@ def _coordinated(tokens: tuple[Token, ...], x: Token, y: Token, language: str) -
     return joined
 
 
+def _head(words: tuple[Token, ...], i: int, *, over: bool = False) -> str | None:
+    """The key of the word ``words[i]`` modifies: the content word right after it, or with
+    ``over`` after one particle or adposition (的, の) as well; ``None`` if there is none."""
+    for t in words[i + 1 : i + (3 if over else 2)]:
+        if t.content:
+            return word_key(t)
+        if not over or t.pos not in ("PART", "ADP"):
+            return None
+    return None
+
+
 def _same_head(places: list[tuple[tuple[Token, ...], int]]) -> bool:
     """True if the words at ``places`` (words, index) all modify one word: each is followed by
     the same content word (``withdrawal key`` / ``signing key`` in block and reply), so that the
     tagger calling one a noun and the other a participle is no change of kind."""
 
-    def head(words: tuple[Token, ...], i: int) -> str | None:
-        nxt = words[i + 1] if i + 1 < len(words) else None
-        return _key(nxt) if nxt is not None and nxt.content else None
-
-    heads = {head(words, i) for words, i in places}
+    heads = {_head(words, i) for words, i in places}
     return len(heads) == 1 and None not in heads
 
 
@@ -175,17 +182,14 @@ def _traded_heads(
     (``MHGPO的群组采样、ANN的分层团队`` -> ``ANN的群组采样、MHGPO的分层团队``): two list items
     with their names swapped, not two items reordered whole."""
 
-    def head(words: tuple[Token, ...], i: int) -> str | None:
-        for t in words[i + 1 : i + 3]:
-            if t.content:
-                return _key(t)
-            if t.pos not in ("PART", "ADP"):
-                return None
-        return None
-
     (a, xa, ya), (b, xb, yb) = old, new
-    hx, hy = head(a, xa), head(a, ya)
-    return hx is not None and hy is not None and hx != hy and (hx, hy) == (head(b, yb), head(b, xb))
+    hx, hy = _head(a, xa, over=True), _head(a, ya, over=True)
+    return (
+        hx is not None
+        and hy is not None
+        and hx != hy
+        and (hx, hy) == (_head(b, yb, over=True), _head(b, xb, over=True))
+    )
 
 
 def _negator(t: Token) -> bool:
@@ -222,8 +226,8 @@ def swap_reasons(pair: Pair) -> list[Reason]:
                 continue  # "A, B and C" -> "C, B and A": items of one list reordered
             if all(t.lemma in _COPULA or t.pos == "DET" for t in a[xa + 1 : ya]):
                 continue  # "A is the B" -> "B is the A": an identity said the other way
-            between_a = [_key(t) for t in a[xa + 1 : ya] if t.content or t.pos in _RELATIONAL]
-            between_b = {_key(t) for t in b[yb + 1 : xb] if t.content or t.pos in _RELATIONAL}
+            between_a = [word_key(t) for t in a[xa + 1 : ya] if t.content or t.pos in _RELATIONAL]
+            between_b = {word_key(t) for t in b[yb + 1 : xb] if t.content or t.pos in _RELATIONAL}
             if not between_a:
                 continue
             kept = sum(1 for k in between_a if k in between_b)
@@ -316,22 +320,24 @@ def _enumerations(tokens: tuple[Token, ...], language: str = "en") -> list[list[
 def list_reasons(pair: Pair) -> list[Reason]:
     """``lost list element "astronomy"`` for each item of the block's enumerations whose
     content words are all gone from the reply (see the module docstring)."""
-    reply_keys = {_key(t) for t in pair.new.words} | {t.text.lower() for t in pair.new.words}
+    reply_keys = {word_key(t) for t in pair.new.words} | {t.text.lower() for t in pair.new.words}
     reply_text = pair.reply_prose.lower()
     reasons: list[Reason] = []
-    reply_content = " ".join(_key(t) for t in pair.new.words if t.content)
+    reply_content = " ".join(word_key(t) for t in pair.new.words if t.content)
     for items in _enumerations(pair.old.tokens, pair.old.language):
         for n, item in enumerate(items):
-            others = {_key(t) for m, other in enumerate(items) if m != n for t in other}
-            content = [t for t in item if t.content and _key(t) not in others]
+            others = {word_key(t) for m, other in enumerate(items) if m != n for t in other}
+            content = [t for t in item if t.content and word_key(t) not in others]
             if not content:  # every word also in another item: the item is its sequence
-                sequence = " ".join(_key(t) for t in item if t.content)
+                sequence = " ".join(word_key(t) for t in item if t.content)
                 if sequence and f" {sequence} " not in f" {reply_content} ":
                     reasons.append(
                         Reason("lost list element", f'"{" ".join(t.text for t in item)}"')
                     )
                 continue
-            if all(_key(t) not in reply_keys and t.text.lower() not in reply_text for t in content):
+            if all(
+                word_key(t) not in reply_keys and t.text.lower() not in reply_text for t in content
+            ):
                 words = " ".join(t.text for t in item)
                 reasons.append(Reason("lost list element", f'"{words}"'))
     return reasons[:1]
@@ -344,7 +350,7 @@ def added_list_reasons(pair: Pair) -> list[Reason]:
     uptime`` -> ``speed, security, and uptime``)."""
     language = pair.old.language
     block = pair.old.words
-    block_keys = {_key(t) for t in block} | {t.text.lower() for t in block}
+    block_keys = {word_key(t) for t in block} | {t.text.lower() for t in block}
     block_text = pair.block.lower()  # the whole block: a word of its math or code is not new
     for items in _enumerations(pair.new.tokens, language):
         for item in items:
@@ -352,7 +358,7 @@ def added_list_reasons(pair: Pair) -> list[Reason]:
             if (
                 not content
                 or not _nominal(item)
-                or any(_key(t) in block_keys or t.text.lower() in block_text for t in content)
+                or any(word_key(t) in block_keys or t.text.lower() in block_text for t in content)
             ):
                 continue
             if any(restated(t, pair.new, pair.old) for t in content):

@@ -22,6 +22,7 @@ from owlai_refine.guard.analysis import Token
 from owlai_refine.guard.edits import EditClass, related
 from owlai_refine.guard.pair import Pair
 from owlai_refine.guard.reasons import Reason
+from owlai_refine.guard.rules.order import word_key
 
 __all__ = ["antonym_reasons", "modifier_reasons"]
 
@@ -37,12 +38,6 @@ def antonym_reasons(pair: Pair) -> list[Reason]:
     ]
 
 
-def _key(t: Token) -> str:
-    """The lemma, lower-cased, an English possessive's ``'s`` left off (``market's``)."""
-    key = t.lemma.lower()
-    return key[:-2] if key.endswith(("'s", "\u2019s")) and len(key) > 3 else key
-
-
 def _noun(t: Token) -> bool:
     """A noun, or an English gerund before one (``training`` in ``training optimization``)."""
     return t.pos in _NOUNS or t.tag == "VBG"
@@ -56,8 +51,8 @@ def modifier_reasons(pair: Pair) -> list[Reason]:
     """One reason for the first edit that replaced the noun before a kept noun by an unrelated
     noun (see the module docstring)."""
     a, b = pair.old.words, pair.new.words
-    old_keys = Counter(map(_key, a))
-    new_keys = Counter(map(_key, b))
+    old_keys = Counter(map(word_key, a))
+    new_keys = Counter(map(word_key, b))
     for e in pair.edits:
         if e.cls is not EditClass.CONTENT or len(e.old) != 1 or len(e.new) != 1:
             continue
@@ -66,7 +61,7 @@ def modifier_reasons(pair: Pair) -> list[Reason]:
         if not (_noun(x) and _noun(y)) or after_old >= len(a):
             continue
         head = a[after_old]
-        kx, ky = _key(x), _key(y)
+        kx, ky = word_key(x), word_key(y)
         if head.pos not in _NOUNS or new_keys[kx] >= old_keys[kx] or old_keys[ky] >= new_keys[ky]:
             continue  # not a modifier, or a word moved (as often on both sides)
         if pair.old.language == "ko" and not (
