@@ -156,6 +156,16 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "The team focused on training optimization for the new chips.",
             "changed word",
         ),
+        (  # the replaced noun said elsewhere in the reply as well: one of its two is gone
+            "AI inference is growing, and the team focused on inference optimization.",
+            "AI inference is growing, and the team focused on training optimization.",
+            "changed word",
+        ),
+        (  # Chinese: a list item dropped before 等 ("and so on"), whose 计算 jieba tags a verb
+            "该方法可应用于物流、交通、边缘计算和量子计算等领域。",
+            "该方法可应用于物流、交通和量子计算等领域。",
+            "lost list element",
+        ),
         (  # Korean: a team named in Hangul replaced by another
             "운영팀은 매주 회의를 엽니다.",
             "개발팀은 매주 회의를 엽니다.",
