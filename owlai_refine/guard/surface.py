@@ -29,39 +29,51 @@ _QUOTE = re.compile(r'(?<![^\s(>:])"([^"]+)"(?=$|[\s,)])')
 _UNIT = re.compile(rf"[{CJK}]|[^\W_]+?(?=[{CJK}]|[\W_]|$)")
 _LATIN = re.compile(rf"[^\W_{CJK}]")
 _ELLIPSIS = "\u2026"
-_GAP = (
-    rf"(?:`[^`]*`|\]\([^)\s]*\)|{CITATION.pattern}|{FOOTNOTE_REF.pattern}"
-    rf"|[\W_]|[^\x00-\x7f{CJK}])*?"
-)
-"""What may stand between two units: anything but a letter or digit, or a letter the checks do
-not read (non-ASCII, not CJK); a code span, a link's destination, a citation or footnote marker
-(the prose they read leaves them out)."""
+_GAP = rf"(?:`[^`]*`|\]\([^)\s]*\)|{CITATION.pattern}|{FOOTNOTE_REF.pattern}|[\W_]"
+"""What may stand between two units: anything but a letter or digit; a code span, a link's
+destination, a citation or footnote marker (the prose they read leaves them out); closed by
+:func:`_pattern` with ``)*?``, after the letters the checks do not read (below) where the
+fragment has some."""
+_UNREAD = re.compile(rf"[^\W\x00-\x7f{CJK}]")
+"""A letter or digit the checks do not read: not ASCII, not CJK (the ``é`` of "célebre")."""
+_UNREAD_MARK = "\x01"
+"""What such a letter is searched as, in the text masked by :func:`_folded`: a mark, so it is a
+gap with no class of its own. The gap that names them (``[^\\x00-\\x7f`` and every CJK range)
+costs ``re`` 2 ms to compile, once for each of a pattern's gaps (44 ms for a 20-character
+Chinese sentence); only a fragment that has such a letter ("geschäftskennzahl") needs it."""
 _LIMIT = 60
 
 
 @lru_cache(maxsize=512)
-def _folded(text: str) -> tuple[str, tuple[int, ...]]:
-    """``text`` folded character by character (NFKC, curly quotes straight) for searching, and
-    for each folded character the index of the character of ``text`` it came from."""
+def _folded(text: str) -> tuple[str, str, tuple[int, ...]]:
+    """``text`` folded character by character (NFKC, curly quotes straight) for searching, the
+    same with each letter the checks do not read masked as ``_UNREAD_MARK``, and for each folded
+    character the index of the character of ``text`` it came from."""
     out: list[str] = []
     where: list[int] = []
     for i, ch in enumerate(text):
         folded = unicodedata.normalize("NFKC", ch).translate(_QUOTES)
         out.append(folded)
         where.extend([i] * len(folded))
-    return "".join(out), tuple(where)
+    folded = "".join(out)
+    return folded, _UNREAD.sub(_UNREAD_MARK, folded), tuple(where)
 
 
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 
 
-def _pattern(fragment: str) -> re.Pattern[str] | None:
-    """The units of ``fragment`` in order with anything but letters and digits between them;
-    a Latin unit starts a word and may go on (a stem, or a word cut by ``…``)."""
+@lru_cache(maxsize=256)
+def _pattern(fragment: str) -> tuple[re.Pattern[str], bool] | None:
+    """The units of ``fragment`` in order with anything but letters and digits between them
+    (a Latin unit starts a word and may go on: a stem, or a word cut by ``…``), and whether it
+    is searched in the masked text (``True`` unless the fragment has a letter the checks do
+    not read); ``None`` for a fragment of nothing but spaces."""
     fragment = unicodedata.normalize("NFKC", fragment)
+    masked = _UNREAD.search(fragment) is None
+    gap = _GAP + (")*?" if masked else rf"|[^\x00-\x7f{CJK}])*?")
     units = _UNIT.findall(fragment)
     if not units:  # marks only ("!" read from U+FF01): the marks themselves
-        return re.compile(re.escape(fragment)) if fragment.strip() else None
+        return (re.compile(re.escape(fragment)), masked) if fragment.strip() else None
     found = list(_UNIT.finditer(fragment))
     lead, tail = fragment[: found[0].start()].strip(), fragment[found[-1].end() :].strip()
     parts = []
@@ -73,10 +85,10 @@ def _pattern(fragment: str) -> re.Pattern[str] | None:
             parts.append(rf"(?<![A-Za-z]){re.escape(unit)}[A-Za-z']*")
         else:
             parts.append(re.escape(unit))
-    body = _GAP.join(parts)
+    body = gap.join(parts)
     # the marks the fragment starts or ends with ("[1]."), where the text has them there too
     edges = (rf"(?:{re.escape(lead)})?" if lead else "", rf"(?:{re.escape(tail)})?" if tail else "")
-    return re.compile(edges[0] + body + edges[1], re.IGNORECASE)
+    return re.compile(edges[0] + body + edges[1], re.IGNORECASE), masked
 
 
 def locate(fragment: str, text: str) -> str | None:
@@ -84,11 +96,12 @@ def locate(fragment: str, text: str) -> str | None:
     from, as ``text`` writes it (whitespace runs made one space), or ``None`` if ``text`` has no
     such span. ``locate("their platfo suppor", "Their platforms support")`` is ``"Their
     platforms support"``."""
-    pattern = _pattern(fragment)
-    if pattern is None:
+    found = _pattern(fragment)
+    if found is None:
         return None
-    folded, where = _folded(text)
-    m = pattern.search(folded)
+    pattern, masked = found
+    folded, masked_text, where = _folded(text)
+    m = pattern.search(masked_text if masked else folded)
     if m is None or m.end() == m.start():
         return None
     return " ".join(text[where[m.start()] : where[m.end() - 1] + 1].split())
