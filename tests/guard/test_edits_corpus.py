@@ -26,8 +26,8 @@ BAD_FLOOR = {"en": 0.88, "ja": 0.86, "ko": 0.85, "zh": 0.86}
 """Bad replies caught, per language, every class (role swaps included) (measured: en 88.6%,
 ja 86.9%, ko 85.5%, zh 86.1%; a content word replaced by a plausible non-synonym, an
 attribution moved and a role swap are most of what is missed: docs/guard-design.md)."""
-BLIND = ("s3-", "s4-", "s5-", "s6-", "s7-", "s8-")
-"""The ids of the rows of the held-out sets written blind (heldout3 to heldout8)."""
+BLIND = ("s3-", "s4-", "s5-", "s6-", "s7-", "s8-", "s9-")
+"""The ids of the rows of the held-out sets written blind (heldout3 to heldout9)."""
 
 
 @pytest.fixture(scope="module")
