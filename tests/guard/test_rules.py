@@ -226,6 +226,16 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "已有多种机制 (如ANN的群组采样、MHGPO的分层团队、MasHost的图构建)。",
             "swapped words",
         ),
+        (  # Korean: a duty moved to another body the block names (중재팀 -> 심의회)
+            "중재팀은 공개 내역을 유지해야 합니다. 심의회는 감사를 요청할 수 있습니다.",
+            "심의회는 공개 내역을 유지해야 합니다. 심의회는 감사를 요청할 수 있습니다.",
+            "changed word",
+        ),
+        (  # Japanese: the base model now the other component the block names
+            "LLMと視覚エンコーダを組み合わせたVLMです (ベースのLLMは問いません)。",
+            "LLMと視覚エンコーダを組み合わせたVLMです (ベースの視覚エンコーダは問いません)。",
+            "changed word",
+        ),
     ],
 )
 def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None:
@@ -359,6 +369,10 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
         (  # Chinese: list items reordered whole, each name with its own item
             "已有多种机制 (如MHGPO的群组采样、ANN的分层团队、MasHost的图构建)。",
             "已有多种机制 (如ANN的分层团队、MHGPO的群组采样、MasHost的图构建)。",
+        ),
+        (  # Japanese: a slip fixed to the word the block writes elsewhere (適応 -> 適用)
+            "ライセンスが適用されます。ただし一部のモデルには別のライセンスが適応されます。",
+            "ライセンスが適用されます。ただし一部のモデルには別のライセンスが適用されます。",
         ),
     ],
 )

@@ -30,6 +30,8 @@ rule                       gate       refuses
 ``antonyms``               meaning    a word replaced by its opposite
 ``modifiers``              meaning    the noun before a kept noun replaced (another thing of
                                       that kind: 중심팀 -> 중재팀)
+``named_elsewhere``        meaning    a noun replaced by another thing the block names (a claim
+                                      moved: 중재팀 -> 심의회)
 ``claims``                 meaning    a predicate adjective dropped (English)
 =========================  =========  ==========================================================
 """
@@ -54,7 +56,11 @@ from owlai_refine.guard.rules.links import label_reasons, link_reasons
 from owlai_refine.guard.rules.negation import negation_reasons
 from owlai_refine.guard.rules.order import added_list_reasons, list_reasons, swap_reasons
 from owlai_refine.guard.rules.roles import role_reasons
-from owlai_refine.guard.rules.words import antonym_reasons, modifier_reasons
+from owlai_refine.guard.rules.words import (
+    antonym_reasons,
+    modifier_reasons,
+    named_elsewhere_reasons,
+)
 from owlai_refine.guard.structure import structure_problems
 from owlai_refine.guard.tokens import compare_tokens, protected_tokens
 
@@ -144,6 +150,7 @@ RULES: tuple[Rule, ...] = (
     Rule("links", _pair_only(lambda p: link_reasons(p) + label_reasons(p))),
     Rule("antonyms", _pair_only(antonym_reasons)),
     Rule("modifiers", _pair_only(modifier_reasons)),
+    Rule("named_elsewhere", _pair_only(named_elsewhere_reasons)),
     Rule("claims", _pair_only(claim_reasons)),
 )
 """Every rule, in the order their reasons are reported."""

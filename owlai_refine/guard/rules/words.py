@@ -1,5 +1,5 @@
-"""The word rules: a content word replaced by its opposite, or the noun that says which of a
-kind replaced by another.
+"""The word rules: a content word replaced by its opposite, the noun that says which of a kind
+replaced by another, or a noun replaced by another thing the block names.
 
 Pure code, over the pair's edits (``guard.edits``): an edit that replaced one content word by
 one its language's resource calls an antonym (WordNet for English: ``complexity`` ->
@@ -12,11 +12,19 @@ An edit that replaced only the noun before a noun the reply keeps (``inference o
 derivations of one word: ``changed word "중심" -> "중재" (before "팀")``. Korean writes a
 modifier that is not part of a name apart (다음 팀, "the next team"): there only a compound
 written as one word counts.
+
+An edit that replaced a noun (or a run of up to three: 중재 팀) by nouns the block already names
+elsewhere, so that the reply names the first fewer times and the others more, gives a claim to
+another thing of the block (the moderation team's duty now the council's; "the encoder" for
+"the LLM"): ``changed word "중재팀" -> "심의회" (named elsewhere in the block)``. Two spellings
+that share most of their letters are a slip fixed (適応 -> 適用 where the block writes 適用),
+not another thing named.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from difflib import SequenceMatcher
 
 from owlai_refine.guard.analysis import Token
 from owlai_refine.guard.edits import EditClass, related
@@ -24,7 +32,7 @@ from owlai_refine.guard.pair import Pair
 from owlai_refine.guard.reasons import Reason
 from owlai_refine.guard.rules.order import word_key
 
-__all__ = ["antonym_reasons", "modifier_reasons"]
+__all__ = ["antonym_reasons", "modifier_reasons", "named_elsewhere_reasons"]
 
 _NOUNS = frozenset({"NOUN", "PROPN"})
 
@@ -71,4 +79,40 @@ def modifier_reasons(pair: Pair) -> list[Reason]:
         if related(x, y, pair.old.language) is None:
             detail = f'"{x.text}" -> "{y.text}" (before "{head.text}")'
             return [Reason("changed word", detail)]
+    return []
+
+
+def _look_alike(x: str, y: str) -> bool:
+    """True if two spellings share most of their letters (適応 and 適用, "affect" and
+    "effect"): a slip fixed, not another thing named."""
+    return SequenceMatcher(None, x, y).ratio() >= 0.5
+
+
+def named_elsewhere_reasons(pair: Pair) -> list[Reason]:
+    """One reason for the first edit that replaced a noun (or a run of nouns: 중재 팀) by nouns
+    the block already names elsewhere, the reply saying the first fewer times and the others
+    more: a claim moved to another thing of the block (중재팀 -> 심의회, "the council" -> "the
+    group")."""
+    a, b = pair.old.words, pair.new.words
+    old_keys = Counter(map(word_key, a))
+    new_keys = Counter(map(word_key, b))
+    for e in pair.edits:
+        if e.cls is not EditClass.CONTENT:
+            continue
+        xs, ys = e.old_content, e.new_content
+        if not (xs and ys and len(xs) <= 3 and len(ys) <= 3):
+            continue
+        if not all(t.pos in _NOUNS for t in (*xs, *ys)):
+            continue
+        kxs, kys = {word_key(t) for t in xs}, {word_key(t) for t in ys}
+        if kxs & kys or not all(old_keys[k] for k in kys):
+            continue  # a word kept, or one the block does not name
+        if not any(new_keys[k] < old_keys[k] for k in kxs):
+            continue
+        if not any(new_keys[k] > old_keys[k] for k in kys):
+            continue
+        x, y = "".join(t.text for t in xs), "".join(t.text for t in ys)
+        if _look_alike(x, y) or any(related(p, q, pair.old.language) for p in xs for q in ys):
+            continue
+        return [Reason("changed word", f'"{x}" -> "{y}" (named elsewhere in the block)')]
     return []
