@@ -226,6 +226,11 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "已有多种机制 (如ANN的群组采样、MHGPO的分层团队、MasHost的图构建)。",
             "swapped words",
         ),
+        (  # Korean: "not A but B" -> "not B but A", both marked with 이/가
+            "향후 번역에 대한 결정은 이 그룹이 아니라 심의회가 내릴 것입니다.",
+            "향후 번역에 관한 결정은 심의회가 아니라 이 그룹이 내릴 것입니다.",
+            "moved negation",
+        ),
         (  # Korean: a duty moved to another body the block names (중재팀 -> 심의회)
             "중재팀은 공개 내역을 유지해야 합니다. 심의회는 감사를 요청할 수 있습니다.",
             "심의회는 공개 내역을 유지해야 합니다. 심의회는 감사를 요청할 수 있습니다.",

@@ -6,7 +6,11 @@ negation added or dropped is theirs; a negation moved to another word with the c
 Here each negator is paired with the content word it negates (the nearest before it in Korean
 and Japanese, where the negation follows its verb: ``위임/하/지/않``, ``使え/ない``; the nearest
 after it in English and Chinese: ``not only``, ``不/依赖``), and the negated words must be the
-same: ``moved negation "위임" -> "선출"``.
+same: ``moved negation "위임" -> "선출"``. The nearest such word decides alone when it is a noun
+that both texts name and that the other side does not negate: a negation traded between two
+things (``이 그룹이 아니라 심의회가`` -> ``심의회가 아니라 이 그룹이``, where Korean marks both with
+the same particle, so the swap rule's particles cannot tell) is moved even though a word further
+off (``결정``) is negated on both sides.
 """
 
 from __future__ import annotations
@@ -44,6 +48,37 @@ def _negations(analysis: Analysis) -> list[frozenset[str]]:
     return found
 
 
+def _nearest_nouns(analysis: Analysis) -> list[str | None]:
+    """For each negator, the lemma of the nearest content word on its side when that word is a
+    noun (the thing negated: ``그룹이 아니라``, ``not the council``), else ``None``."""
+    negators = _NEGATORS.get(analysis.language, frozenset())
+    words = analysis.words
+    found: list[str | None] = []
+    for i, t in enumerate(words):
+        if t.lemma.lower() not in negators and t.text.lower() not in negators:
+            continue
+        side = words[:i][::-1] if analysis.language in _BEFORE else words[i + 1 :]
+        head = next((w for w in side if w.content and w.pos != "NUM"), None)
+        found.append(head.lemma.lower() if head and head.pos in ("NOUN", "PROPN") else None)
+    return found
+
+
+def _traded_negation(pair: Pair) -> Reason | None:
+    """A negation moved from one noun to another that both texts name, each negated on one side
+    only (``이 그룹이 아니라 심의회가`` -> ``심의회가 아니라 이 그룹이``)."""
+    old, new = _nearest_nouns(pair.old), _nearest_nouns(pair.new)
+    if len(old) != len(new):
+        return None
+    old_words = {t.lemma.lower() for t in pair.old.words}
+    new_words = {t.lemma.lower() for t in pair.new.words}
+    for x, y in zip(old, new, strict=True):
+        if x is None or y is None or x == y or x in new or y in old:
+            continue
+        if x in new_words and y in old_words:
+            return Reason("moved negation", f"{quoted([x])} -> {quoted([y])}")
+    return None
+
+
 def negation_reasons(pair: Pair) -> list[Reason]:
     """``moved negation "a" -> "b"`` when the reply has as many negations as the block but one
     of the block's negates none of the words it negated, and what it negates now stood
@@ -51,6 +86,8 @@ def negation_reasons(pair: Pair) -> list[Reason]:
     old, new = _negations(pair.old), _negations(pair.new)
     if len(old) != len(new) or not old:
         return []
+    if traded := _traded_negation(pair):
+        return [traded]
     block_words = {t.lemma.lower() for t in pair.old.words}
     unmatched = list(new)
     for heads in old:
