@@ -98,11 +98,11 @@ class Category:
         out: Counter[str] = Counter()
         if self.exact or self.stems:
             values = dict(self.word_values)
-            for word in _latin_words(text, lower=not self.case_sensitive):
+            for word, n in _latin_words(text, lower=not self.case_sensitive).items():
                 if word in self.exact:
-                    out[values.get(word, word)] += 1
+                    out[values.get(word, word)] += n
                 elif self.stems and word.startswith(self.stems):
-                    out[word] += 1
+                    out[word] += n
         if self.pattern is None:
             return out
         if self.kind == "values":
@@ -220,10 +220,12 @@ _SIMPLE = re.compile(r"[A-Za-z0-9]+\*?")
 
 
 @lru_cache(maxsize=16)
-def _latin_words(text: str, *, lower: bool) -> tuple[str, ...]:
-    """The alphanumeric runs of ``text`` (lower-cased if ``lower``), read once for every
-    category of a check."""
-    return tuple(_WORD.findall(text.lower() if lower else text))
+@lru_cache(maxsize=32)
+def _latin_words(text: str, *, lower: bool) -> Counter[str]:
+    """The alphanumeric runs of ``text`` (lower-cased if ``lower``), each with its count, in
+    the order they first occur: read once for every category of a check (the cache holds the
+    last texts; callers only read it)."""
+    return Counter(_WORD.findall(text.lower() if lower else text))
 
 
 def _split_forms(forms: list[str], case_sensitive: bool) -> tuple[list[str], list[str], list[str]]:
