@@ -226,6 +226,41 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "已有多种机制 (如ANN的群组采样、MHGPO的分层团队、MasHost的图构建)。",
             "swapped words",
         ),
+        (  # Chinese: two items traded their owners, the owners kept in place
+            "探索交互机制 (如MHGPO的群组采样、ANN的分层团队、MasHost的图构建)。",
+            "探索交互机制 (如MHGPO的群组采样、ANN的图构建、MasHost的分层团队)。",
+            "swapped words",
+        ),
+        (  # "much more" -> "more" (the tagger calls this "much" an adjective)
+            "Entangled qubits let such operations be performed much more efficiently.",
+            "Entangled qubits allow such operations to be performed more efficiently.",
+            "changed degree",
+        ),
+        (  # a rumour stated as fact
+            "AMD is rumored to be withdrawing from the high-end market.",
+            "AMD is withdrawing from the high-end market.",
+            "changed attribution",
+        ),
+        (  # Korean: "alone" added (단독으로)
+            "심의회는 프로젝트의 공식 입장을 확립합니다.",
+            "심의회는 프로젝트의 공식 입장을 단독으로 확립합니다.",
+            "changed degree",
+        ),
+        (  # Korean: "continuously" dropped (지속적으로)
+            "심의회는 커뮤니티가 기대하는 바를 지속적으로 충족해야 합니다.",
+            "심의회는 커뮤니티가 기대하는 바를 충족해야 합니다.",
+            "changed degree",
+        ),
+        (  # Chinese: a fact made a gradual process (逐步)
+            "随着量子计算的发展\uff0c量子智能体成为新兴研究领域。",
+            "随着量子计算的发展\uff0c量子智能体逐步成为新兴研究领域。",
+            "changed tense",
+        ),
+        (  # Chinese: a shown ability made preliminary (初步)
+            "该方法展示了跨任务记忆迁移能力。",
+            "该方法初步展示了跨任务记忆迁移能力。",
+            "changed degree",
+        ),
         (  # Korean: "not A but B" -> "not B but A", both marked with 이/가
             "향후 번역에 대한 결정은 이 그룹이 아니라 심의회가 내릴 것입니다.",
             "향후 번역에 관한 결정은 심의회가 아니라 이 그룹이 내릴 것입니다.",
@@ -374,6 +409,10 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
         (  # Chinese: list items reordered whole, each name with its own item
             "已有多种机制 (如MHGPO的群组采样、ANN的分层团队、MasHost的图构建)。",
             "已有多种机制 (如ANN的分层团队、MHGPO的群组采样、MasHost的图构建)。",
+        ),
+        (  # "more" alone is no "much more" (lemminflect gives "more" the lemma "much")
+            "Home staking is infeasible and so it's more likely that staking centralises.",
+            "Home staking is infeasible, so it is more likely that staking centralises.",
         ),
         (  # Japanese: a slip fixed to the word the block writes elsewhere (適応 -> 適用)
             "ライセンスが適用されます。ただし一部のモデルには別のライセンスが適応されます。",

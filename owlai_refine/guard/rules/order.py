@@ -192,6 +192,31 @@ def _traded_heads(
     )
 
 
+def _owner(words: tuple[Token, ...], i: int) -> str | None:
+    """The key of the content word that owns ``words[i]``: the one right before it over one
+    particle or adposition (``ANN的分层团队``: ``ann``; ``LLMの学習``), ``None`` if there is
+    no such particle or no content word before it."""
+    if i < 2 or words[i - 1].pos not in ("PART", "ADP") or not words[i - 2].content:
+        return None
+    return word_key(words[i - 2])
+
+
+def _traded_owners(
+    old: tuple[tuple[Token, ...], int, int], new: tuple[tuple[Token, ...], int, int]
+) -> bool:
+    """True if two list items traded their owners while the owners stayed in place
+    (``ANN的分层团队、MasHost的图构建`` -> ``ANN的图构建、MasHost的分层团队``): each item's owner on
+    one side is the other's on the other side, unlike two items reordered whole with theirs."""
+    (a, xa, ya), (b, xb, yb) = old, new
+    ox, oy = _owner(a, xa), _owner(a, ya)
+    return (
+        ox is not None
+        and oy is not None
+        and ox != oy
+        and (ox, oy) == (_owner(b, yb), _owner(b, xb))
+    )
+
+
 def _negator(t: Token) -> bool:
     """True for a negating particle (``not``, 不, 非, 안)."""
     return t.lemma.lower() in ("not", "n't", "不", "非", "没", "没有", "안", "못", "ない")
@@ -206,6 +231,9 @@ def swap_reasons(pair: Pair) -> list[Reason]:
     if _passive(pair.old.tokens, language) != _passive(pair.new.tokens, language):
         return []
     shared = sorted((k for k in place_a if k in place_b), key=lambda k: place_a[k][0])
+    # each word's key where it counts between two swapped words (a content or relational word)
+    keys_a = [word_key(t) if t.content or t.pos in _RELATIONAL else None for t in a]
+    keys_b = [word_key(t) if t.content or t.pos in _RELATIONAL else None for t in b]
     for i, x in enumerate(shared):
         (xa, sxa, px_a), (xb, sxb, px_b) = place_a[x], place_b[x]
         for y in shared[i + 1 :]:
@@ -220,14 +248,14 @@ def swap_reasons(pair: Pair) -> list[Reason]:
                 continue  # words of different kinds: a sentence restructured
             if language in ("ko", "ja") and not (px_a and px_a == py_b and py_a == px_b != px_a):
                 continue  # each kept its particle: a phrase moved with its role
-            if _coordinated(pair.old.tokens, a[xa], a[ya], language) and not _traded_heads(
-                (a, xa, ya), (b, xb, yb)
+            if _coordinated(pair.old.tokens, a[xa], a[ya], language) and not (
+                _traded_heads((a, xa, ya), (b, xb, yb)) or _traded_owners((a, xa, ya), (b, xb, yb))
             ):
                 continue  # "A, B and C" -> "C, B and A": items of one list reordered
             if all(t.lemma in _COPULA or t.pos == "DET" for t in a[xa + 1 : ya]):
                 continue  # "A is the B" -> "B is the A": an identity said the other way
-            between_a = [word_key(t) for t in a[xa + 1 : ya] if t.content or t.pos in _RELATIONAL]
-            between_b = {word_key(t) for t in b[yb + 1 : xb] if t.content or t.pos in _RELATIONAL}
+            between_a = [k for k in keys_a[xa + 1 : ya] if k is not None]
+            between_b = {k for k in keys_b[yb + 1 : xb] if k is not None}
             if not between_a:
                 continue
             kept = sum(1 for k in between_a if k in between_b)
