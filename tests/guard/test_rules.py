@@ -261,6 +261,12 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "该方法初步展示了跨任务记忆迁移能力。",
             "changed degree",
         ),
+        (  # a full-width colon before the closing ** and no space after: CommonMark does not
+            # close the bold there (markdown-it renders the asterisks), so the bold is lost
+            "**核心思想:** 利用群组相对奖励进行优势估计。",
+            "**核心思想\uff1a**利用群组相对奖励进行优势估计。",
+            "lost bold",
+        ),
         (  # Korean: "not A but B" -> "not B but A", both marked with 이/가
             "향후 번역에 대한 결정은 이 그룹이 아니라 심의회가 내릴 것입니다.",
             "향후 번역에 관한 결정은 심의회가 아니라 이 그룹이 내릴 것입니다.",
@@ -409,6 +415,10 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
         (  # Chinese: list items reordered whole, each name with its own item
             "已有多种机制 (如MHGPO的群组采样、ANN的分层团队、MasHost的图构建)。",
             "已有多种机制 (如ANN的分层团队、MHGPO的群组采样、MasHost的图构建)。",
+        ),
+        (  # the same colon made full-width with the space kept: the bold still closes
+            "**核心思想:** 利用群组相对奖励进行优势估计。",
+            "**核心思想\uff1a** 利用群组相对奖励进行优势估计。",
         ),
         (  # "more" alone is no "much more" (lemminflect gives "more" the lemma "much")
             "Home staking is infeasible and so it's more likely that staking centralises.",
