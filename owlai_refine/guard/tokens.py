@@ -78,6 +78,12 @@ _UNITS = (
 _NUMBER = re.compile(
     rf"(?<![\d.,])(?P<cur>[$€£¥₩]\s?)?(?P<num>\d+(?:[.,]\d+)*)(?:\s?(?P<unit>{_UNITS})(?![A-Za-z]))?"
 )
+_RANGE_UNIT = re.compile(
+    r"(?<![\d.,])(\d+(?:[.,]\d+)*)(\s?[-\u2013\u2014~\uff5e]\s?)"
+    rf"(?=\d+(?:[.,]\d+)*\s?({_UNITS})(?![A-Za-z]))"
+)
+"""A range whose unit is written once, after its second end (``7\u201320%``, an en dash):
+the first end has it too, as ``7%\u201320%`` writes it."""
 _SAME_UNIT = {"X": "x", "\u00d7": "x", "percent": "%", **MAGNITUDE}
 _LATIN_WORD = re.compile(r"(?<![A-Za-z0-9])[A-Za-z][A-Za-z0-9]*")
 _THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
@@ -198,6 +204,7 @@ def _scan_text(run: str, out: ProtectedTokens, spelled: frozenset[int] = frozens
     run = cut(_ALERT, run, alert)
     run = run.replace("\\", " ")  # what is left of escapes (``\$``) must not join numbers
     run = spelled_as_digits(run, spelled)  # "forty-seven percent" may be the number 47%
+    run = _RANGE_UNIT.sub(lambda m: f"{m.group(1)}{m.group(3)}{m.group(2)}", run)
     run = cut(_NUMBER, run, lambda m: out.add("number", _number_key(m), m.group().strip()))
     for m in _LATIN_WORD.finditer(run):  # numbers and their units are gone: GiB is no name
         word = m.group()

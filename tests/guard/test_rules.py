@@ -261,6 +261,11 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "该方法初步展示了跨任务记忆迁移能力。",
             "changed degree",
         ),
+        (  # a range's end changed, its unit written on both ends
+            "A 1-second delay can reduce conversions by 7\u201320%.",
+            "A 1-second delay can reduce conversions by 7%\u201325%.",
+            "changed number",
+        ),
         (  # a full-width colon before the closing ** and no space after: CommonMark does not
             # close the bold there (markdown-it renders the asterisks), so the bold is lost
             "**核心思想:** 利用群组相对奖励进行优势估计。",
@@ -415,6 +420,10 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
         (  # Chinese: list items reordered whole, each name with its own item
             "已有多种机制 (如MHGPO的群组采样、ANN的分层团队、MasHost的图构建)。",
             "已有多种机制 (如ANN的分层团队、MHGPO的群组采样、MasHost的图构建)。",
+        ),
+        (  # a range's unit written on both ends (7-20% -> 7%-20%, en dashes)
+            "A 1-second delay can reduce conversions by 7\u201320%.",
+            "A 1-second delay can reduce conversions by 7%\u201320%.",
         ),
         (  # the same colon made full-width with the space kept: the bold still closes
             "**核心思想:** 利用群组相对奖励进行优势估计。",
