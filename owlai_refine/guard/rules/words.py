@@ -111,7 +111,8 @@ def named_elsewhere_reasons(pair: Pair) -> list[Reason]:
             continue
         if not any(new_keys[k] > old_keys[k] for k in kys):
             continue
-        x, y = "".join(t.text for t in xs), "".join(t.text for t in ys)
+        x = pair.block_prose[xs[0].start : xs[-1].start + len(xs[-1].text)]
+        y = pair.reply_prose[ys[0].start : ys[-1].start + len(ys[-1].text)]
         if _look_alike(x, y) or any(related(p, q, pair.old.language) for p in xs for q in ys):
             continue
         return [Reason("changed word", f'"{x}" -> "{y}" (named elsewhere in the block)')]
