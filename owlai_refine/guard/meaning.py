@@ -8,7 +8,9 @@ change of typesetting is never a change of meaning. Then:
   scope words (``only``, 仅) and quantifiers of the block must all still be there, as many of
   each category as before (a synonym of the same category may replace one); an opposite pair
   (``higher``/``lower``, 增加/减少, 上昇/低下, 증가/감소) must not flip. ``changed polarity
-  negation: ∅ -> "not"``, ``changed polarity direction: "higher" -> "lower"``.
+  negation: ∅ -> "not"``, ``changed polarity direction: "higher" -> "lower"``. Korean opposites
+  are counted on Kiwi's morphemes (the rule passes the pair's analyses), so 크 "big" is not
+  read inside 링크, nor 작 "small" inside 작성.
 - **dates and number words** (the word tables): months, weekdays, time words (``last year``,
   去年, 来年), quarters and numbers in words (``three``, 三层, 二つ, 두 가지) are facts like
   digits: ``changed date: "May" -> "June"``, ``changed number word: "三" -> "两"``.
@@ -34,6 +36,7 @@ import re
 from collections import Counter
 
 from owlai_refine.guard._md import prose
+from owlai_refine.guard.analysis import Analysis
 from owlai_refine.guard.analysis.wordnet import relation
 from owlai_refine.guard.anchors import moved_markers
 from owlai_refine.guard.clauses import clause_problems, echoed_phrase
@@ -140,7 +143,44 @@ def _side_count(found: Counter[str], side: tuple[str, bool]) -> int:
     return sum(n for form, n in found.items() if form.startswith(stem))
 
 
-def _opposite_problems(category: Category, block: str, reply: str) -> list[Reason]:
+Morphemes = tuple[tuple[str, Analysis], tuple[str, Analysis]]
+"""The block's and the reply's prose, each with its analysis (``Pair.block_prose``,
+``Pair.old``; ``Pair.reply_prose``, ``Pair.new``)."""
+
+
+_WORD_POS = frozenset({"NOUN", "PROPN", "ADJ", "VERB", "ADV", "NUM"})
+_INFLECTED = frozenset({"ADJ", "VERB", "ADV"})
+
+
+def _at_morphemes(form: str, text: str, analysis: Analysis) -> int:
+    """How often ``form`` stands in ``text`` as its own morphemes: starting where a word (or a
+    prefix: 비 of 비공개) starts, and ending where a token starts or a word ends, unless that
+    word is an adjective, verb or adverb (inflected or derived: 크게, 많이). Korean 크 is no
+    "big" inside 링크, nor 작 "small" inside 작성, nor 적 "few" the suffix of 효율적; 후에 is no
+    "after" inside 사후에."""
+    starts = {t.start: t for t in analysis.tokens}
+    n = at = 0
+    while (at := text.find(form, at)) >= 0:
+        end = at + len(form)
+        first = starts.get(at)
+        if (
+            first is not None
+            and (first.pos in _WORD_POS or first.tag == "XPN")
+            and (
+                end in starts
+                or end == len(text)
+                or not text[end].isalnum()
+                or first.pos in _INFLECTED
+            )
+        ):
+            n += 1
+        at += 1
+    return n
+
+
+def _opposite_problems(
+    category: Category, block: str, reply: str, morphemes: Morphemes | None = None
+) -> list[Reason]:
     if category.exact or category.stems:  # a Latin table: whole words
         before, after = category.found(block), category.found(reply)
         if before == after:
@@ -162,6 +202,15 @@ def _opposite_problems(category: Category, block: str, reply: str) -> list[Reaso
             def n(text: str) -> int:
                 return text.count(stem) - (text.count(longer) * longer.count(stem) if inside else 0)
 
+            if morphemes is not None:  # Korean: counted on the analysed morphemes
+
+                def m(text: str, analysis: Analysis) -> int:
+                    own = _at_morphemes(stem, text, analysis)
+                    if inside:
+                        own -= _at_morphemes(longer, text, analysis) * longer.count(stem)
+                    return own
+
+                return m(*morphemes[0]), m(*morphemes[1])
             return n(blanked_block), n(blanked_reply)
 
     reasons: list[Reason] = []
@@ -220,9 +269,13 @@ def _counter_problem(category: Category, block: str, reply: str) -> Reason | Non
     return None
 
 
-def polarity_problems(block: str, reply: str, label: str) -> list[Reason]:
+def polarity_problems(
+    block: str, reply: str, label: str, morphemes: Morphemes | None = None
+) -> list[Reason]:
     """The word-table reasons for two normalised prose texts (see the module docstring), for a
-    block whose language label is ``label``; empty when nothing changed."""
+    block whose language label is ``label``; empty when nothing changed. With ``morphemes``
+    (Korean), the opposites are counted where they stand as morphemes of the analysed prose,
+    not inside longer words."""
     reasons: list[Reason] = []
     for table in tables_for(label):
         for category in table.categories:
@@ -230,7 +283,7 @@ def polarity_problems(block: str, reply: str, label: str) -> list[Reason]:
                 if problem := _count_problem(category, block, reply):
                     reasons.append(problem)
             elif category.kind == "opposites":
-                reasons += _opposite_problems(category, block, reply)
+                reasons += _opposite_problems(category, block, reply, morphemes)
             elif category.kind in ("values", "numerals", "counters"):
                 check = _counter_problem if category.kind == "counters" else _value_problem
                 if problem := check(category, block, reply):
@@ -244,7 +297,9 @@ def _unmarked(text: str) -> str:
     return _MARKERS.sub(" ", prose(text))
 
 
-def meaning_problems(block_text: str, reply_text: str, label: str) -> list[Reason]:
+def meaning_problems(
+    block_text: str, reply_text: str, label: str, morphemes: Morphemes | None = None
+) -> list[Reason]:
     """Every meaning reason ``reply_text`` may not replace a block whose text is
     ``block_text`` and whose language label is ``label`` (``guard.language.language_label``):
     polarity, tense, spelling, dates and number words, numbers in context, names, clauses, an
@@ -255,7 +310,7 @@ def meaning_problems(block_text: str, reply_text: str, label: str) -> list[Reaso
     block, reply = normalise(_unmarked(block_text)), normalise(_unmarked(reply_text))
     if block == reply:  # the same words: only the markers may have moved (citations traded)
         return moved_markers(block_text, reply_text)
-    reasons = polarity_problems(block, reply, label)
+    reasons = polarity_problems(block, reply, label, morphemes)
     if tense := tense_problem(block, reply):
         reasons.append(tense)
     if typo := spelling_problem(block, reply):

@@ -272,6 +272,11 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "**核心思想\uff1a**利用群组相对奖励进行优势估计。",
             "lost bold",
         ),
+        (  # Korean: an opposite flipped, read on the morphemes (크게 -> 작게)
+            "이 변경은 링크 성능에 크게 기여합니다.",
+            "이 변경은 링크 성능에 작게 기여합니다.",
+            "changed polarity direction",
+        ),
         (  # Korean: "not A but B" -> "not B but A", both marked with 이/가
             "향후 번역에 대한 결정은 이 그룹이 아니라 심의회가 내릴 것입니다.",
             "향후 번역에 관한 결정은 심의회가 아니라 이 그룹이 내릴 것입니다.",
@@ -428,6 +433,10 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
         (  # the same colon made full-width with the space kept: the bold still closes
             "**核心思想:** 利用群组相对奖励进行优势估计。",
             "**核心思想\uff1a** 利用群组相对奖励进行优势估计。",
+        ),
+        (  # Korean: 작 of 작성 ("written") is no "small", 크 of 링크 no "big" (morphemes)
+            "비영어권 언어로 된 댓글을 링크로 연결합니다.",
+            "비영어권 언어로 작성된 댓글을 링크로 연결합니다.",
         ),
         (  # "more" alone is no "much more" (lemminflect gives "more" the lemma "much")
             "Home staking is infeasible and so it's more likely that staking centralises.",

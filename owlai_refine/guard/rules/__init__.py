@@ -118,6 +118,14 @@ def _language(pair: Pair, config: GuardConfig) -> list[Reason]:
     return _some(language_problem(pair.block, pair.reply)) if config.check_language else []
 
 
+def _tables(pair: Pair) -> list[Reason]:
+    """The word tables' reasons; Korean opposites counted on the analysed morphemes."""
+    morphemes = (
+        ((pair.block_prose, pair.old), (pair.reply_prose, pair.new)) if pair.label == "ko" else None
+    )
+    return meaning_problems(pair.block_words, pair.reply_words, pair.label, morphemes)
+
+
 def _pair_only(fn: Callable[[Pair], list[Reason]]) -> Check:
     def check(pair: Pair, config: GuardConfig) -> list[Reason]:
         del config
@@ -141,7 +149,7 @@ RULES: tuple[Rule, ...] = (
     Rule("language", _language, "always"),
     Rule("content", _content, "language"),
     Rule("tokens", _tokens, "always"),
-    Rule("tables", lambda p, c: meaning_problems(p.block_words, p.reply_words, p.label)),
+    Rule("tables", lambda p, c: _tables(p)),
     Rule("roles", _pair_only(role_reasons)),
     Rule("swapped_words", _pair_only(swap_reasons)),
     Rule("lost_list_element", _pair_only(list_reasons)),
