@@ -438,6 +438,14 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
             "비영어권 언어로 된 댓글을 링크로 연결합니다.",
             "비영어권 언어로 작성된 댓글을 링크로 연결합니다.",
         ),
+        (  # Japanese: とは限りません in other forms (限らず, 言い切れません)
+            "最新の情報を常に提供できるとは限りません。情報は予告なく変更されます。",
+            "最新の情報を常に提供できるとは限らず、情報は予告なく変更されます。",
+        ),
+        (
+            "最新の情報を常に提供できるとは限りません。",
+            "最新の情報を常に提供できるとは言い切れません。",
+        ),
         (  # "more" alone is no "much more" (lemminflect gives "more" the lemma "much")
             "Home staking is infeasible and so it's more likely that staking centralises.",
             "Home staking is infeasible, so it is more likely that staking centralises.",
