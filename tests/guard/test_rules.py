@@ -446,6 +446,10 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
             "最新の情報を常に提供できるとは限りません。",
             "最新の情報を常に提供できるとは言い切れません。",
         ),
+        (  # Korean: the future said with -겠 and -게 됩니다 instead of -ㄹ 것입니다
+            "번역본이 준비되면 링크를 연결할 것입니다. 향후 결정은 심의회가 내릴 것입니다.",
+            "번역본이 준비되면 링크를 걸어 두겠습니다. 앞으로 결정은 심의회가 내리게 됩니다.",
+        ),
         (  # "more" alone is no "much more" (lemminflect gives "more" the lemma "much")
             "Home staking is infeasible and so it's more likely that staking centralises.",
             "Home staking is infeasible, so it is more likely that staking centralises.",
