@@ -34,9 +34,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Mapping
 
 from owlai_refine.guard._md import prose
-from owlai_refine.guard.analysis import Analysis
+from owlai_refine.guard.analysis import Analysis, Token
 from owlai_refine.guard.analysis.wordnet import relation
 from owlai_refine.guard.anchors import moved_markers
 from owlai_refine.guard.clauses import clause_problems, echoed_phrase
@@ -49,7 +50,7 @@ from owlai_refine.guard.spelling import spelling_problem
 from owlai_refine.guard.tense import tense_problem
 from owlai_refine.markers import CITATION, FOOTNOTE_REF
 
-__all__ = ["meaning_problems", "polarity_problems"]
+__all__ = ["meaning_problems", "morpheme_index", "polarity_problems"]
 
 _EMPTY = "\u2205"
 _MARKERS = re.compile(f"{CITATION.pattern}|{FOOTNOTE_REF.pattern}|" + r"(?<!\\)\[![A-Za-z]+\]")
@@ -143,22 +144,30 @@ def _side_count(found: Counter[str], side: tuple[str, bool]) -> int:
     return sum(n for form, n in found.items() if form.startswith(stem))
 
 
-Morphemes = tuple[tuple[str, Analysis], tuple[str, Analysis]]
-"""The block's and the reply's prose, each with its analysis (``Pair.block_prose``,
-``Pair.old``; ``Pair.reply_prose``, ``Pair.new``)."""
+Morphemes = tuple[tuple[str, Mapping[int, Token]], tuple[str, Mapping[int, Token]]]
+"""The block's and the reply's prose, each with its analysed tokens by their start offset
+(:func:`morpheme_index` of ``Pair.block_prose``, ``Pair.old`` and ``Pair.reply_prose``,
+``Pair.new``)."""
+
+
+def morpheme_index(block: tuple[str, Analysis], reply: tuple[str, Analysis]) -> Morphemes:
+    """The :data:`Morphemes` of two analysed texts, each ``(text, its analysis)``."""
+    return (
+        (block[0], {t.start: t for t in block[1].tokens}),
+        (reply[0], {t.start: t for t in reply[1].tokens}),
+    )
 
 
 _WORD_POS = frozenset({"NOUN", "PROPN", "ADJ", "VERB", "ADV", "NUM"})
 _INFLECTED = frozenset({"ADJ", "VERB", "ADV"})
 
 
-def _at_morphemes(form: str, text: str, analysis: Analysis) -> int:
+def _at_morphemes(form: str, text: str, starts: Mapping[int, Token]) -> int:
     """How often ``form`` stands in ``text`` as its own morphemes: starting where a word (or a
     prefix: 비 of 비공개) starts, and ending where a token starts or a word ends, unless that
     word is an adjective, verb or adverb (inflected or derived: 크게, 많이). Korean 크 is no
     "big" inside 링크, nor 작 "small" inside 작성, nor 적 "few" the suffix of 효율적; 후에 is no
     "after" inside 사후에."""
-    starts = {t.start: t for t in analysis.tokens}
     n = at = 0
     while (at := text.find(form, at)) >= 0:
         end = at + len(form)
@@ -204,10 +213,10 @@ def _opposite_problems(
 
             if morphemes is not None:  # Korean: counted on the analysed morphemes
 
-                def m(text: str, analysis: Analysis) -> int:
-                    own = _at_morphemes(stem, text, analysis)
+                def m(text: str, starts: Mapping[int, Token]) -> int:
+                    own = _at_morphemes(stem, text, starts)
                     if inside:
-                        own -= _at_morphemes(longer, text, analysis) * longer.count(stem)
+                        own -= _at_morphemes(longer, text, starts) * longer.count(stem)
                     return own
 
                 return m(*morphemes[0]), m(*morphemes[1])

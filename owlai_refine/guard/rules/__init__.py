@@ -47,7 +47,7 @@ from owlai_refine.guard.content import added_words, lost_sentences, lost_words
 from owlai_refine.guard.cutoff import cut_off, length_problem
 from owlai_refine.guard.edits import restated
 from owlai_refine.guard.language import language_label, language_problem
-from owlai_refine.guard.meaning import meaning_problems
+from owlai_refine.guard.meaning import meaning_problems, morpheme_index
 from owlai_refine.guard.pair import Pair
 from owlai_refine.guard.reasons import Reason
 from owlai_refine.guard.repetition import repetition_problem
@@ -120,10 +120,12 @@ def _language(pair: Pair, config: GuardConfig) -> list[Reason]:
 
 def _tables(pair: Pair) -> list[Reason]:
     """The word tables' reasons; Korean opposites counted on the analysed morphemes."""
-    morphemes = (
-        ((pair.block_prose, pair.old), (pair.reply_prose, pair.new)) if pair.label == "ko" else None
+    korean = (
+        morpheme_index((pair.block_prose, pair.old), (pair.reply_prose, pair.new))
+        if pair.label == "ko"
+        else None
     )
-    return meaning_problems(pair.block_words, pair.reply_words, pair.label, morphemes)
+    return meaning_problems(pair.block_words, pair.reply_words, pair.label, korean)
 
 
 def _pair_only(fn: Callable[[Pair], list[Reason]]) -> Check:
