@@ -29,26 +29,31 @@ _QUOTE = re.compile(r'(?<![^\s(>:])"([^"]+)"(?=$|[\s,)])')
 _UNIT = re.compile(rf"[{CJK}]|[^\W_]+?(?=[{CJK}]|[\W_]|$)")
 _LATIN = re.compile(rf"[^\W_{CJK}]")
 _ELLIPSIS = "\u2026"
-_GAP = rf"(?:`[^`]*`|\]\([^)\s]*\)|{CITATION.pattern}|{FOOTNOTE_REF.pattern}|[\W_]"
+_SKIPPED = rf"`[^`]*`|\]\([^)\s]*\)|{CITATION.pattern}|{FOOTNOTE_REF.pattern}"
+_SKIPPED_RE = re.compile(_SKIPPED)
+_GAP = rf"(?:{_SKIPPED}|[\W_]"
 """What may stand between two units: anything but a letter or digit; a code span, a link's
 destination, a citation or footnote marker (the prose they read leaves them out); closed by
-:func:`_pattern` with ``)*?``, after the letters the checks do not read (below) where the
-fragment has some."""
+:func:`_pattern` after the letters the checks do not read (below). Only a fragment that the
+masked text cannot serve needs it: in the masked text (:func:`_folded`) every one of these is
+made marks, so the gap there is ``[\\W_]*?``, which ``re`` compiles in microseconds."""
 _UNREAD = re.compile(rf"[^\W\x00-\x7f{CJK}]")
 """A letter or digit the checks do not read: not ASCII, not CJK (the ``é`` of "célebre")."""
 _UNREAD_MARK = "\x01"
-"""What such a letter is searched as, in the text masked by :func:`_folded`: a mark, so it is a
-gap with no class of its own. The gap that names them (``[^\\x00-\\x7f`` and every CJK range)
-costs ``re`` 2 ms to compile, once for each of a pattern's gaps (44 ms for a 20-character
-Chinese sentence); only a fragment that has such a letter ("geschäftskennzahl") needs it."""
+"""What such a letter (and each character of a skipped span) is searched as, in the text masked
+by :func:`_folded`: a mark, so it is a gap with no class of its own. The gap that names them
+(``[^\\x00-\\x7f`` and every CJK range) costs ``re`` 2 ms to compile, once for each of a
+pattern's gaps (44 ms for a 20-character Chinese sentence); only a fragment that has such a
+letter ("geschäftskennzahl") needs it."""
 _LIMIT = 60
 
 
 @lru_cache(maxsize=512)
 def _folded(text: str) -> tuple[str, str, tuple[int, ...]]:
     """``text`` folded character by character (NFKC, curly quotes straight) for searching, the
-    same with each letter the checks do not read masked as ``_UNREAD_MARK``, and for each folded
-    character the index of the character of ``text`` it came from."""
+    same with each letter the checks do not read and each code span, link destination and
+    marker masked as ``_UNREAD_MARK`` (one mark a character), and for each folded character the
+    index of the character of ``text`` it came from."""
     out: list[str] = []
     where: list[int] = []
     for i, ch in enumerate(text):
@@ -56,7 +61,8 @@ def _folded(text: str) -> tuple[str, str, tuple[int, ...]]:
         out.append(folded)
         where.extend([i] * len(folded))
     folded = "".join(out)
-    return folded, _UNREAD.sub(_UNREAD_MARK, folded), tuple(where)
+    masked = _SKIPPED_RE.sub(lambda m: _UNREAD_MARK * len(m.group()), folded)
+    return folded, _UNREAD.sub(_UNREAD_MARK, masked), tuple(where)
 
 
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
@@ -67,10 +73,13 @@ def _pattern(fragment: str) -> tuple[re.Pattern[str], bool] | None:
     """The units of ``fragment`` in order with anything but letters and digits between them
     (a Latin unit starts a word and may go on: a stem, or a word cut by ``…``), and whether it
     is searched in the masked text (``True`` unless the fragment has a letter the checks do
-    not read); ``None`` for a fragment of nothing but spaces."""
+    not read, or quotes a code span, link or marker); ``None`` for a fragment of nothing but
+    spaces."""
     fragment = unicodedata.normalize("NFKC", fragment)
-    masked = _UNREAD.search(fragment) is None
-    gap = _GAP + (")*?" if masked else rf"|[^\x00-\x7f{CJK}])*?")
+    # the masked text has code spans, link destinations and markers made marks too: only a
+    # fragment that quotes none of them (no "[", "`" or "【") is searched there
+    masked = _UNREAD.search(fragment) is None and not any(c in fragment for c in "[`\u3010")
+    gap = r"[\W_]*?" if masked else _GAP + rf"|[^\x00-\x7f{CJK}])*?"
     units = _UNIT.findall(fragment)
     if not units:  # marks only ("!" read from U+FF01): the marks themselves
         return (re.compile(re.escape(fragment)), masked) if fragment.strip() else None

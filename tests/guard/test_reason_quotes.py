@@ -73,6 +73,7 @@ def test_a_lost_clause_quotes_the_block_not_its_stems() -> None:
         ("founde the academ he dedica", "founded the Academy [1, 2]. He dedicated",
          "founded the Academy [1, 2]. He dedicated"),
         ("!", "みなさんです\uff01", "\uff01"),
+        ("the result [1].", "Read the results [1]. Then", "the results [1]."),
         ("policy", "no such words here", None),
     ],
 )  # fmt: skip
