@@ -220,7 +220,6 @@ _SIMPLE = re.compile(r"[A-Za-z0-9]+\*?")
 
 
 @lru_cache(maxsize=16)
-@lru_cache(maxsize=32)
 def _latin_words(text: str, *, lower: bool) -> Counter[str]:
     """The alphanumeric runs of ``text`` (lower-cased if ``lower``), each with its count, in
     the order they first occur: read once for every category of a check (the cache holds the

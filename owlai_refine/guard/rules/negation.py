@@ -15,7 +15,7 @@ off (``결정``) is negated on both sides.
 
 from __future__ import annotations
 
-from owlai_refine.guard.analysis import Analysis
+from owlai_refine.guard.analysis import Analysis, Token
 from owlai_refine.guard.pair import Pair
 from owlai_refine.guard.reasons import Reason, quoted
 
@@ -32,35 +32,34 @@ _WINDOW = 2
 """Content words on the negator's side that it may negate."""
 
 
-def _negations(analysis: Analysis) -> list[frozenset[str]]:
-    """For each negator, the lemmas of the content words it may negate: the
-    :data:`_WINDOW` nearest content words on its side."""
+def _negated(analysis: Analysis) -> list[list[Token]]:
+    """For each negator, the content words on its side (numbers left out), nearest first."""
     negators = _NEGATORS.get(analysis.language, frozenset())
     words = analysis.words
-    found: list[frozenset[str]] = []
+    found: list[list[Token]] = []
     for i, t in enumerate(words):
         if t.lemma.lower() not in negators and t.text.lower() not in negators:
             continue
         side = words[:i][::-1] if analysis.language in _BEFORE else words[i + 1 :]
-        heads = [w.lemma.lower() for w in side if w.content and w.pos != "NUM"][:_WINDOW]
-        if heads:
-            found.append(frozenset(heads))
+        found.append([w for w in side if w.content and w.pos != "NUM"])
     return found
+
+
+def _negations(analysis: Analysis) -> list[frozenset[str]]:
+    """For each negator with a content word on its side, the lemmas of the content words it
+    may negate: the :data:`_WINDOW` nearest."""
+    return [
+        frozenset(w.lemma.lower() for w in side[:_WINDOW]) for side in _negated(analysis) if side
+    ]
 
 
 def _nearest_nouns(analysis: Analysis) -> list[str | None]:
     """For each negator, the lemma of the nearest content word on its side when that word is a
     noun (the thing negated: ``그룹이 아니라``, ``not the council``), else ``None``."""
-    negators = _NEGATORS.get(analysis.language, frozenset())
-    words = analysis.words
-    found: list[str | None] = []
-    for i, t in enumerate(words):
-        if t.lemma.lower() not in negators and t.text.lower() not in negators:
-            continue
-        side = words[:i][::-1] if analysis.language in _BEFORE else words[i + 1 :]
-        head = next((w for w in side if w.content and w.pos != "NUM"), None)
-        found.append(head.lemma.lower() if head and head.pos in ("NOUN", "PROPN") else None)
-    return found
+    return [
+        side[0].lemma.lower() if side and side[0].pos in ("NOUN", "PROPN") else None
+        for side in _negated(analysis)
+    ]
 
 
 def _traded_negation(pair: Pair) -> Reason | None:

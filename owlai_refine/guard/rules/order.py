@@ -16,6 +16,7 @@ Pure code, over the pair's analysed words (lemmas, so inflection is no change):
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 
 from owlai_refine.guard.analysis import Token
 from owlai_refine.guard.edits import restated
@@ -174,24 +175,6 @@ def _same_head(places: list[tuple[tuple[Token, ...], int]]) -> bool:
     return len(heads) == 1 and None not in heads
 
 
-def _traded_heads(
-    old: tuple[tuple[Token, ...], int, int], new: tuple[tuple[Token, ...], int, int]
-) -> bool:
-    """True if two words traded the words they modify: the content word after each (its head,
-    one function word such as 的 or の may stand between) is the other's on the other side
-    (``MHGPO的群组采样、ANN的分层团队`` -> ``ANN的群组采样、MHGPO的分层团队``): two list items
-    with their names swapped, not two items reordered whole."""
-
-    (a, xa, ya), (b, xb, yb) = old, new
-    hx, hy = _head(a, xa, over=True), _head(a, ya, over=True)
-    return (
-        hx is not None
-        and hy is not None
-        and hx != hy
-        and (hx, hy) == (_head(b, yb, over=True), _head(b, xb, over=True))
-    )
-
-
 def _owner(words: tuple[Token, ...], i: int) -> str | None:
     """The key of the content word that owns ``words[i]``: the one right before it over one
     particle or adposition (``ANN的分层团队``: ``ann``; ``LLMの学習``), ``None`` if there is
@@ -201,19 +184,28 @@ def _owner(words: tuple[Token, ...], i: int) -> str | None:
     return word_key(words[i - 2])
 
 
-def _traded_owners(
-    old: tuple[tuple[Token, ...], int, int], new: tuple[tuple[Token, ...], int, int]
+def _head_over(words: tuple[Token, ...], i: int) -> str | None:
+    return _head(words, i, over=True)
+
+
+def _traded(
+    old: tuple[tuple[Token, ...], int, int],
+    new: tuple[tuple[Token, ...], int, int],
+    neighbour: Callable[[tuple[Token, ...], int], str | None],
 ) -> bool:
-    """True if two list items traded their owners while the owners stayed in place
-    (``ANN的分层团队、MasHost的图构建`` -> ``ANN的图构建、MasHost的分层团队``): each item's owner on
-    one side is the other's on the other side, unlike two items reordered whole with theirs."""
+    """True if two words traded a neighbour: each one's (``neighbour`` of its words and index)
+    is the other's on the other side, two different words. With :func:`_head_over`, two names
+    traded the items they own (``MHGPO的群组采样、ANN的分层团队`` ->
+    ``ANN的群组采样、MHGPO的分层团队``); with :func:`_owner`, two items traded their owners, the
+    owners kept in place (``ANN的分层团队、MasHost的图构建`` -> ``ANN的图构建、MasHost的分层团队``).
+    Two list items reordered whole keep theirs."""
     (a, xa, ya), (b, xb, yb) = old, new
-    ox, oy = _owner(a, xa), _owner(a, ya)
+    nx, ny = neighbour(a, xa), neighbour(a, ya)
     return (
-        ox is not None
-        and oy is not None
-        and ox != oy
-        and (ox, oy) == (_owner(b, yb), _owner(b, xb))
+        nx is not None
+        and ny is not None
+        and nx != ny
+        and (nx, ny) == (neighbour(b, yb), neighbour(b, xb))
     )
 
 
@@ -248,8 +240,8 @@ def swap_reasons(pair: Pair) -> list[Reason]:
                 continue  # words of different kinds: a sentence restructured
             if language in ("ko", "ja") and not (px_a and px_a == py_b and py_a == px_b != px_a):
                 continue  # each kept its particle: a phrase moved with its role
-            if _coordinated(pair.old.tokens, a[xa], a[ya], language) and not (
-                _traded_heads((a, xa, ya), (b, xb, yb)) or _traded_owners((a, xa, ya), (b, xb, yb))
+            if _coordinated(pair.old.tokens, a[xa], a[ya], language) and not any(
+                _traded((a, xa, ya), (b, xb, yb), n) for n in (_head_over, _owner)
             ):
                 continue  # "A, B and C" -> "C, B and A": items of one list reordered
             if all(t.lemma in _COPULA or t.pos == "DET" for t in a[xa + 1 : ya]):

@@ -55,12 +55,16 @@ def _joined(first: Token, second: Token) -> bool:
     return second.start == first.start + len(first.text)
 
 
+def _key_counts(pair: Pair) -> tuple[Counter[str], Counter[str]]:
+    """How often each word key stands in the block and in the reply."""
+    return Counter(map(word_key, pair.old.words)), Counter(map(word_key, pair.new.words))
+
+
 def modifier_reasons(pair: Pair) -> list[Reason]:
     """One reason for the first edit that replaced the noun before a kept noun by an unrelated
     noun (see the module docstring)."""
     a, b = pair.old.words, pair.new.words
-    old_keys = Counter(map(word_key, a))
-    new_keys = Counter(map(word_key, b))
+    old_keys, new_keys = _key_counts(pair)
     for e in pair.edits:
         if e.cls is not EditClass.CONTENT or len(e.old) != 1 or len(e.new) != 1:
             continue
@@ -93,9 +97,7 @@ def named_elsewhere_reasons(pair: Pair) -> list[Reason]:
     the block already names elsewhere, the reply saying the first fewer times and the others
     more: a claim moved to another thing of the block (중재팀 -> 심의회, "the council" -> "the
     group")."""
-    a, b = pair.old.words, pair.new.words
-    old_keys = Counter(map(word_key, a))
-    new_keys = Counter(map(word_key, b))
+    old_keys, new_keys = _key_counts(pair)
     for e in pair.edits:
         if e.cls is not EditClass.CONTENT:
             continue
