@@ -292,6 +292,31 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "LLMと視覚エンコーダを組み合わせたVLMです (ベースの視覚エンコーダは問いません)。",
             "changed word",
         ),
+        (  # a name moved out of a comparison's standard into what is compared
+            "AES-256 is more secure against quantum attacks than AES-128 or AES-192.",
+            "AES-256 and AES-192 are more secure against quantum attacks than AES-128.",
+            "changed comparison",
+        ),
+        (  # the two sides of a comparison traded (a noun and a gerund: no word swap)
+            "It defends the idea that suffering injustice is better than committing it.",
+            "It defends the idea that committing injustice is better than suffering it.",
+            "changed comparison",
+        ),
+        (  # Chinese: the standard after 比 traded with the compared
+            "在延迟方面\uff0cMHGPO比MAPPO的收敛更快。",
+            "在延迟方面\uff0cMAPPO比MHGPO的收敛更快。",
+            "changed comparison",
+        ),
+        (  # Japanese: the standard before より traded with the compared
+            "継続事前学習は事後学習より多くの計算を必要とします。",
+            "事後学習は継続事前学習より多くの計算を必要とします。",
+            "changed comparison",
+        ),
+        (  # Korean: the standard before 보다 traded with the compared
+            "중재팀은 심의회보다 더 많은 권한을 가집니다.",
+            "심의회는 중재팀보다 더 많은 권한을 가집니다.",
+            "changed comparison",
+        ),
     ],
 )
 def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None:
@@ -457,6 +482,18 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
         (  # Japanese: a slip fixed to the word the block writes elsewhere (適応 -> 適用)
             "ライセンスが適用されます。ただし一部のモデルには別のライセンスが適応されます。",
             "ライセンスが適用されます。ただし一部のモデルには別のライセンスが適用されます。",
+        ),
+        (  # a comparison reworded, its standard kept ("rather than" and "more than N" are no
+            # comparison's standard)
+            "The new kernel is faster than the old kernel on long prompts, rather than on short"
+            " ones, and serves more than 23,000 users.",
+            "On long prompts the new kernel is faster than the old kernel, rather than on short"
+            " ones, and it serves over 23,000 users.",
+        ),
+        (  # Korean: the verb 보다 ("to see") is no comparison
+            "심의회 위원은 감사를 시작할 수 있으나 심의회는 비공개 정보를 절대 볼 수 없습니다.",
+            "심의회 위원이 감사를 개시할 수는 있지만, 심의회가 비공개 정보를 보는 일은 절대"
+            " 없습니다.",
         ),
     ],
 )

@@ -23,6 +23,8 @@ rule                       gate       refuses
 ``roles``                  meaning    a degree, tense, aspect, comparison, contrast or source word
                                       added or dropped
 ``swapped_words``          meaning    two words that traded places
+``comparison_sides``       meaning    a word that crossed a comparison's sides (``than``, 比,
+                                      より, 보다)
 ``lost_list_element``      meaning    an item of an enumeration dropped
 ``added_list_element``     meaning    an item added to an enumeration, in words all new
 ``moved_negation``         meaning    a negation moved to another word
@@ -52,6 +54,7 @@ from owlai_refine.guard.pair import Pair
 from owlai_refine.guard.reasons import Reason
 from owlai_refine.guard.repetition import repetition_problem
 from owlai_refine.guard.rules.claims import claim_reasons
+from owlai_refine.guard.rules.comparison import comparison_reasons
 from owlai_refine.guard.rules.links import label_reasons, link_reasons
 from owlai_refine.guard.rules.negation import negation_reasons
 from owlai_refine.guard.rules.order import added_list_reasons, list_reasons, swap_reasons
@@ -154,6 +157,7 @@ RULES: tuple[Rule, ...] = (
     Rule("tables", lambda p, c: _tables(p)),
     Rule("roles", _pair_only(role_reasons)),
     Rule("swapped_words", _pair_only(swap_reasons)),
+    Rule("comparison_sides", _pair_only(comparison_reasons)),
     Rule("lost_list_element", _pair_only(list_reasons)),
     Rule("added_list_element", _pair_only(added_list_reasons)),
     Rule("moved_negation", _pair_only(negation_reasons)),

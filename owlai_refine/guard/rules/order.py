@@ -23,7 +23,7 @@ from owlai_refine.guard.edits import restated
 from owlai_refine.guard.pair import Pair
 from owlai_refine.guard.reasons import Reason
 
-__all__ = ["added_list_reasons", "list_reasons", "swap_reasons", "word_key"]
+__all__ = ["added_list_reasons", "list_reasons", "sentences", "swap_reasons", "word_key"]
 
 _SEPARATORS = frozenset({",", "\u3001", "\uff0c", ";", "\uff1b"})
 _COORDINATORS = frozenset({
@@ -66,6 +66,16 @@ def _ends_sentence(tokens: tuple[Token, ...], i: int) -> bool:
         return True
     nxt = tokens[i + 1] if i + 1 < len(tokens) else None
     return nxt is None or nxt.start > t.start + len(t.text)
+
+
+def sentences(tokens: tuple[Token, ...]) -> list[list[Token]]:
+    """``tokens`` cut into sentences (:func:`_ends_sentence`), the ending punctuation kept."""
+    out: list[list[Token]] = [[]]
+    for i, t in enumerate(tokens):
+        out[-1].append(t)
+        if t.punct and _ends_sentence(tokens, i):
+            out.append([])
+    return [s for s in out if s]
 
 
 _PASSIVE = {"zh": frozenset({"被", "由", "受", "受到"}), "ja": frozenset({"れる", "られる"}),
