@@ -106,17 +106,14 @@ def _classify(old: tuple[Token, ...], new: tuple[Token, ...], moved: Counter[str
         return EditClass.INFLECTION if old != new else EditClass.REORDER
     old_c = [t for t in old if t.content]
     new_c = [t for t in new if t.content]
+    if len(old) == len(new) == 1 and related(old[0], new[0], language) == "antonym":
+        return EditClass.ANTONYM  # whatever the tagger called them (Unlike ADJ -> Like ADP)
     if not old_c and not new_c:
         return EditClass.FUNCTION
     if all(moved[_key(t)] > 0 for t in (*old_c, *new_c)):
         return EditClass.REORDER
-    if len(old_c) == 1 and len(new_c) == 1:
-        rel = related(old_c[0], new_c[0], language)
-        if rel == "inflection":
-            return EditClass.INFLECTION
-        if rel:
-            return EditClass(rel)
-    return EditClass.CONTENT
+    rel = related(old_c[0], new_c[0], language) if len(old_c) == len(new_c) == 1 else None
+    return EditClass(rel) if rel else EditClass.CONTENT
 
 
 def align(block: Analysis, reply: Analysis) -> list[Edit]:

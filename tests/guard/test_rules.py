@@ -292,6 +292,11 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "LLMと視覚エンコーダを組み合わせたVLMです (ベースの視覚エンコーダは問いません)。",
             "changed word",
         ),
+        (  # an antonym the tagger calls an adjective on one side, a preposition on the other
+            "Unlike many proprietary solutions, DeerFlow supports local deployment.",
+            "Like many proprietary solutions, DeerFlow supports local deployment.",
+            "changed word",
+        ),
         (  # a name moved out of a comparison's standard into what is compared
             "AES-256 is more secure against quantum attacks than AES-128 or AES-192.",
             "AES-256 and AES-192 are more secure against quantum attacks than AES-128.",

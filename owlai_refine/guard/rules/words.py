@@ -40,7 +40,11 @@ _NOUNS = frozenset({"NOUN", "PROPN"})
 def antonym_reasons(pair: Pair) -> list[Reason]:
     """One reason per edit classed ``antonym``."""
     return [
-        Reason("changed word", f'"{e.old_content[0].text}" -> "{e.new_content[0].text}" (antonym)')
+        Reason(
+            "changed word",
+            f'"{(e.old_content or e.old)[0].text}" -> '
+            f'"{(e.new_content or e.new)[0].text}" (antonym)',
+        )
         for e in pair.edits
         if e.cls is EditClass.ANTONYM
     ]
