@@ -37,12 +37,14 @@ The reason groups (``Reason.group``, stable; the detail quotes the words as writ
   strikethrough (a reason that applies N times ends in `` xN``).
 - ``changed polarity <category>``: the word tables' negators, hedges, scope words, opposites.
 - ``changed date``, ``changed number word``, ``changed unit``, ``swapped numbers``.
-- ``changed name``, ``lost name``, ``added name``; ``lost clause``, ``added clause``.
+- ``changed name``, ``lost name``, ``added name``; ``lost clause``, ``added clause``;
+  ``lost claim`` (a predicate adjective), ``lost qualifier`` (a Chinese attribute with its 的).
 - ``moved citation``, ``moved link``: a marker now by other words.
 - ``changed tense``: an English verb moved in time (``"slashes" -> "slashed"``) or, from the
   analysers' roles, ``changed tense: future ∅ -> "计划"``.
 - ``changed degree``: ``changed degree: intensifier "significantly" -> ∅``.
-- ``changed comparison``, ``changed count``, ``changed negation``: the other role families.
+- ``changed comparison``, ``changed count``, ``changed negation``: the other role families;
+  ``changed comparison`` also for a word that crossed a comparison's sides.
 - ``swapped words``, ``lost list element``, ``added list element``, ``moved negation``,
   ``swapped link texts``, ``swapped labels``, ``changed word`` (an antonym).
 - ``lost ending``, ``changed ending``, ``lost quotes``; ``changed spelling``.

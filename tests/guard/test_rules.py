@@ -297,6 +297,16 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "Like many proprietary solutions, DeerFlow supports local deployment.",
             "changed word",
         ),
+        (  # Chinese: an attribute dropped with its 的 (the data set, no longer "with disruptions")
+            "该方法在包含中断的SAP LE数据集上测试\uff0c并显著减少处理时间。",
+            "该方法在SAP LE数据集上进行测试\uff0c并显著减少了处理时间。",
+            "lost qualifier",
+        ),
+        (  # the same, a measure word in its place
+            "MasHost将MAS构建建模为从零开始的图构建过程。",
+            "MasHost将MAS构建建模为一个图构建过程。",
+            "lost qualifier",
+        ),
         (  # a name moved out of a comparison's standard into what is compared
             "AES-256 is more secure against quantum attacks than AES-128 or AES-192.",
             "AES-256 and AES-192 are more secure against quantum attacks than AES-128.",
@@ -494,6 +504,14 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
             " ones, and serves more than 23,000 users.",
             "On long prompts the new kernel is faster than the old kernel, rather than on short"
             " ones, and it serves over 23,000 users.",
+        ),
+        (  # Chinese: an attribute reworded in words of its own, or moved, is kept
+            "该方法在包含中断的SAP LE数据集上测试。",
+            "该方法在含有中断的SAP LE数据集上进行了测试。",
+        ),
+        (
+            "该方法在包含中断的数据集上测试。",
+            "该方法的测试数据集包含中断。",
         ),
         (  # Korean: the verb 보다 ("to see") is no comparison
             "심의회 위원은 감사를 시작할 수 있으나 심의회는 비공개 정보를 절대 볼 수 없습니다.",

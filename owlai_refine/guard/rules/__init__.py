@@ -35,6 +35,7 @@ rule                       gate       refuses
 ``named_elsewhere``        meaning    a noun replaced by another thing the block names (a claim
                                       moved: 중재팀 -> 심의회)
 ``claims``                 meaning    a predicate adjective dropped (English)
+``qualifiers``             meaning    an attribute dropped with its 的 (Chinese)
 =========================  =========  ==========================================================
 """
 
@@ -58,6 +59,7 @@ from owlai_refine.guard.rules.comparison import comparison_reasons
 from owlai_refine.guard.rules.links import label_reasons, link_reasons
 from owlai_refine.guard.rules.negation import negation_reasons
 from owlai_refine.guard.rules.order import added_list_reasons, list_reasons, swap_reasons
+from owlai_refine.guard.rules.qualifiers import qualifier_reasons
 from owlai_refine.guard.rules.roles import role_reasons
 from owlai_refine.guard.rules.words import (
     antonym_reasons,
@@ -166,6 +168,7 @@ RULES: tuple[Rule, ...] = (
     Rule("modifiers", _pair_only(modifier_reasons)),
     Rule("named_elsewhere", _pair_only(named_elsewhere_reasons)),
     Rule("claims", _pair_only(claim_reasons)),
+    Rule("qualifiers", _pair_only(qualifier_reasons)),
 )
 """Every rule, in the order their reasons are reported."""
 
