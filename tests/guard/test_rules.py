@@ -307,6 +307,11 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "MasHost将MAS构建建模为一个图构建过程。",
             "lost qualifier",
         ),
+        (  # Japanese: a negation narrowed by a completeness word (not fully guaranteed)
+            "本記事の内容は、完全性や正確性を保証するものではありません。",
+            "本記事の内容は、完全性や正確性を全面的に保証するものではありません。",
+            "changed degree",
+        ),
         (  # a name moved out of a comparison's standard into what is compared
             "AES-256 is more secure against quantum attacks than AES-128 or AES-192.",
             "AES-256 and AES-192 are more secure against quantum attacks than AES-128.",
