@@ -312,6 +312,11 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "本記事の内容は、完全性や正確性を全面的に保証するものではありません。",
             "changed degree",
         ),
+        (  # Korean: a count added (한 개, "one") where the block names the files uncounted
+            "이 RFC에는 보충 텍스트 파일을 포함되어 있습니다.",
+            "이 RFC에는 보충 텍스트 파일 한 개가 포함되어 있습니다.",
+            "changed number word",
+        ),
         (  # a name moved out of a comparison's standard into what is compared
             "AES-256 is more secure against quantum attacks than AES-128 or AES-192.",
             "AES-256 and AES-192 are more secure against quantum attacks than AES-128.",
