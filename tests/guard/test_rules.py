@@ -317,6 +317,11 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "이 RFC에는 보충 텍스트 파일 한 개가 포함되어 있습니다.",
             "changed number word",
         ),
+        (  # Korean: one of two noun phrases joined by 과 dropped
+            "심의회는 고위 팀과 그 하위 팀을 각각 대표하는 여러 팀 대표로 구성되어 있습니다.",
+            "심의회는 각 고위 팀을 대표하는 여러 팀 대표로 구성됩니다.",
+            "lost list element",
+        ),
         (  # a name moved out of a comparison's standard into what is compared
             "AES-256 is more secure against quantum attacks than AES-128 or AES-192.",
             "AES-256 and AES-192 are more secure against quantum attacks than AES-128.",

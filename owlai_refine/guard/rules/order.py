@@ -9,8 +9,10 @@ Pure code, over the pair's analysed words (lemmas, so inflection is no change):
   A``: nothing but a comma or a conjunction between them) and a phrase moved whole (what stood
   between them is gone from between them) are faithful edits.
 - **lost list element**: an item of an enumeration (three or more items joined by commas or
-  ideographic commas, the last by a conjunction or a comma) whose content words are all gone
-  from the reply.
+  ideographic commas, the last by a conjunction or a comma; in Korean also two noun phrases
+  joined by 과/와 or 및: ``고위 팀과 그 하위 팀``) whose content words are all gone from the
+  reply. (English ``A and B`` -> ``A`` is not judged: a rewording folds ``the development and
+  the use`` into one noun as often as it drops one.)
 """
 
 from __future__ import annotations
@@ -347,6 +349,31 @@ def _enumerations(tokens: tuple[Token, ...], language: str = "en") -> list[list[
     return out
 
 
+_NOUN_PHRASE = frozenset({"NOUN", "PROPN", "DET"})
+
+
+def _korean_pairs(tokens: tuple[Token, ...]) -> list[list[list[Token]]]:
+    """Two noun phrases joined by a coordinating particle (과/와, tagged ``JC``) or 및: ``고위
+    팀과 그 하위 팀``; a Korean list of two is said so, without a comma."""
+    out: list[list[list[Token]]] = []
+    for i, t in enumerate(tokens):
+        if not (t.tag.startswith("JC") or t.lemma == "및"):
+            continue
+        before: list[Token] = []
+        for prev in reversed(tokens[:i]):
+            if prev.pos not in _NOUN_PHRASE or len(before) == MAX_ITEM:
+                break
+            before.insert(0, prev)
+        after: list[Token] = []
+        for nxt in tokens[i + 1 :]:
+            if nxt.pos not in _NOUN_PHRASE or len(after) == MAX_ITEM:
+                break
+            after.append(nxt)
+        if _nominal(before) and _nominal(after):
+            out.append([before, after])
+    return out
+
+
 def list_reasons(pair: Pair) -> list[Reason]:
     """``lost list element "astronomy"`` for each item of the block's enumerations whose
     content words are all gone from the reply (see the module docstring)."""
@@ -354,7 +381,10 @@ def list_reasons(pair: Pair) -> list[Reason]:
     reply_text = pair.reply_prose.lower()
     reasons: list[Reason] = []
     reply_content = " ".join(word_key(t) for t in pair.new.words if t.content)
-    for items in _enumerations(pair.old.tokens, pair.old.language):
+    lists = _enumerations(pair.old.tokens, pair.old.language)
+    if pair.old.language == "ko":
+        lists += _korean_pairs(pair.old.tokens)
+    for items in lists:
         for n, item in enumerate(items):
             others = {word_key(t) for m, other in enumerate(items) if m != n for t in other}
             content = [t for t in item if t.content and word_key(t) not in others]
