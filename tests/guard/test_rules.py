@@ -322,6 +322,21 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "심의회는 각 고위 팀을 대표하는 여러 팀 대표로 구성됩니다.",
             "lost list element",
         ),
+        (  # Japanese: the two stages of a sequence swapped across 後
+            "※継続事前学習後に事後学習\uff08SFT, DPO, RLなど\uff09を行ったモデルも含みます",
+            "※事後学習\uff08SFT, DPO, RLなど\uff09の後に継続事前学習を行ったモデルも含みます",
+            "swapped words",
+        ),
+        (  # Chinese and English: what comes first traded across 之后 / after
+            "在预训练之后进行微调。",
+            "在微调之后进行预训练。",
+            "swapped words",
+        ),
+        (
+            "The council reviews the budget after the audit closes.",
+            "The council reviews the audit after the budget closes.",
+            "swapped words",
+        ),
         (  # a name moved out of a comparison's standard into what is compared
             "AES-256 is more secure against quantum attacks than AES-128 or AES-192.",
             "AES-256 and AES-192 are more secure against quantum attacks than AES-128.",
@@ -527,6 +542,10 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
         (
             "该方法在包含中断的数据集上测试。",
             "该方法的测试数据集包含中断。",
+        ),
+        (  # a sequence said the other way round keeps what comes first
+            "The team publishes the report after the review.",
+            "After the review, the team publishes the report.",
         ),
         (  # Korean: the verb 보다 ("to see") is no comparison
             "심의회 위원은 감사를 시작할 수 있으나 심의회는 비공개 정보를 절대 볼 수 없습니다.",

@@ -23,8 +23,8 @@ rule                       gate       refuses
 ``roles``                  meaning    a degree, tense, aspect, comparison, contrast or source word
                                       added or dropped
 ``swapped_words``          meaning    two words that traded places
-``comparison_sides``       meaning    a word that crossed a comparison's sides (``than``, 比,
-                                      より, 보다)
+``sides``                  meaning    a word that crossed a comparison's sides (``than``, 比,
+                                      より, 보다) or a sequence's (``after``, 之后, 後, 후)
 ``lost_list_element``      meaning    an item of an enumeration dropped
 ``added_list_element``     meaning    an item added to an enumeration, in words all new
 ``moved_negation``         meaning    a negation moved to another word
@@ -55,12 +55,12 @@ from owlai_refine.guard.pair import Pair
 from owlai_refine.guard.reasons import Reason
 from owlai_refine.guard.repetition import repetition_problem
 from owlai_refine.guard.rules.claims import claim_reasons
-from owlai_refine.guard.rules.comparison import comparison_reasons
 from owlai_refine.guard.rules.links import label_reasons, link_reasons
 from owlai_refine.guard.rules.negation import negation_reasons
 from owlai_refine.guard.rules.order import added_list_reasons, list_reasons, swap_reasons
 from owlai_refine.guard.rules.qualifiers import qualifier_reasons
 from owlai_refine.guard.rules.roles import role_reasons
+from owlai_refine.guard.rules.sides import sides_reasons
 from owlai_refine.guard.rules.words import (
     antonym_reasons,
     modifier_reasons,
@@ -159,7 +159,7 @@ RULES: tuple[Rule, ...] = (
     Rule("tables", lambda p, c: _tables(p)),
     Rule("roles", _pair_only(role_reasons)),
     Rule("swapped_words", _pair_only(swap_reasons)),
-    Rule("comparison_sides", _pair_only(comparison_reasons)),
+    Rule("sides", _pair_only(sides_reasons)),
     Rule("lost_list_element", _pair_only(list_reasons)),
     Rule("added_list_element", _pair_only(added_list_reasons)),
     Rule("moved_negation", _pair_only(negation_reasons)),
