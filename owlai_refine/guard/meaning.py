@@ -229,12 +229,30 @@ def _opposite_problems(
         a_diff, b_diff = a_after - a_before, b_after - b_before
         if not (a_diff or b_diff) or f"not {a}" in low or f"not {b}" in low:
             continue  # unchanged; or "not valid" -> "invalid", the negation check's
+        if _negated_korean(a, b, block, reply) or _negated_korean(b, a, block, reply):
+            continue  # 공개되지 않은 -> 비공개: one negation in two forms
         a_had, b_had = a_before > 0, b_before > 0
         if a_diff < 0 < b_diff or (a_had and not b_had and b_diff > 0 and a_diff <= 0):
             reasons.append(Reason(f"changed polarity {category.name}", f'"{a}" -> "{b}"', ": "))
         elif b_diff < 0 < a_diff or (b_had and not a_had and a_diff > 0 and b_diff <= 0):
             reasons.append(Reason(f"changed polarity {category.name}", f'"{b}" -> "{a}"', ": "))
     return reasons[:1]
+
+
+_KO_NEGATING_PREFIXES = ("비", "미", "불", "무")
+
+
+def _negated_korean(plain: str, prefixed: str, block: str, reply: str) -> bool:
+    """True if ``prefixed`` is ``plain`` with a Sino-Korean negating prefix (비공개 of 공개) and
+    one text writes ``plain`` negated by a verb (공개되지 않은, 공개하지 않는) where the other
+    writes ``prefixed``: the same negation said two ways."""
+    if not (prefixed.startswith(_KO_NEGATING_PREFIXES) and prefixed[1:] == plain):
+        return False
+    negated = re.compile(rf"{re.escape(plain)}(?:되|하|적이)?지 (?:않|못)")
+    return bool(
+        (negated.search(block) and prefixed in reply)
+        or (negated.search(reply) and prefixed in block)
+    )
 
 
 def _value_problem(category: Category, block: str, reply: str) -> Reason | None:

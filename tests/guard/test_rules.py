@@ -337,6 +337,11 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "The council reviews the audit after the budget closes.",
             "swapped words",
         ),
+        (  # Korean: "beforehand" dropped (the feedback no longer comes first)
+            "다른 모든 결정은 공개적으로 다루고 사전에 피드백을 허용해야 합니다.",
+            "다른 모든 결정은 공개적으로 다루고 피드백을 허용해야 합니다.",
+            "changed date",
+        ),
         (  # a name moved out of a comparison's standard into what is compared
             "AES-256 is more secure against quantum attacks than AES-128 or AES-192.",
             "AES-256 and AES-192 are more secure against quantum attacks than AES-128.",
@@ -546,6 +551,10 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
         (  # a sequence said the other way round keeps what comes first
             "The team publishes the report after the review.",
             "After the review, the team publishes the report.",
+        ),
+        (  # Korean: one negation in two forms (공개되지 않은 -> 비공개), "beforehand" reworded
+            "개인에 대해 공개되지 않은 정보가 있으며 사전에 피드백을 허용해야 합니다.",
+            "개인에 관한 비공개 정보가 있고 앞서 피드백을 허용해야 합니다.",
         ),
         (  # Korean: the verb 보다 ("to see") is no comparison
             "심의회 위원은 감사를 시작할 수 있으나 심의회는 비공개 정보를 절대 볼 수 없습니다.",
