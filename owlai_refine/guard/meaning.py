@@ -10,7 +10,8 @@ change of typesetting is never a change of meaning. Then:
   (``higher``/``lower``, 增加/减少, 上昇/低下, 증가/감소) must not flip. ``changed polarity
   negation: ∅ -> "not"``, ``changed polarity direction: "higher" -> "lower"``. Korean opposites
   are counted on Kiwi's morphemes (the rule passes the pair's analyses), so 크 "big" is not
-  read inside 링크, nor 작 "small" inside 작성.
+  read inside 링크, nor 작 "small" inside 작성; a Chinese opposite of one character on
+  jieba's words, so 未 "not yet" is not read inside 未来 "future".
 - **dates and number words** (the word tables): months, weekdays, time words (``last year``,
   去年, 来年), quarters and numbers in words (``three``, 三层, 二つ, 두 가지) are facts like
   digits: ``changed date: "May" -> "June"``, ``changed number word: "三" -> "两"``.
@@ -43,7 +44,7 @@ from owlai_refine.guard.anchors import moved_markers
 from owlai_refine.guard.clauses import clause_problems, echoed_phrase
 from owlai_refine.guard.facts import name_problems, number_problems
 from owlai_refine.guard.lexicon import Category, tables_for
-from owlai_refine.guard.normalise import normalise
+from owlai_refine.guard.normalise import HANGUL, normalise
 from owlai_refine.guard.punctuation import punctuation_problems
 from owlai_refine.guard.reasons import Reason
 from owlai_refine.guard.spelling import spelling_problem
@@ -211,7 +212,10 @@ def _opposite_problems(
             def n(text: str) -> int:
                 return text.count(stem) - (text.count(longer) * longer.count(stem) if inside else 0)
 
-            if morphemes is not None:  # Korean: counted on the analysed morphemes
+            if morphemes is not None and (HANGUL.match(stem) or len(stem) == 1):
+                # Korean, and a lone Han character (未 is no "not yet" inside 未来): counted
+                # on the analysed morphemes; a Chinese word of two or more characters counts
+                # inside jieba's longer words too (动态 in 动态分配)
 
                 def m(text: str, starts: Mapping[int, Token]) -> int:
                     own = _at_morphemes(stem, text, starts)
@@ -301,8 +305,8 @@ def polarity_problems(
 ) -> list[Reason]:
     """The word-table reasons for two normalised prose texts (see the module docstring), for a
     block whose language label is ``label``; empty when nothing changed. With ``morphemes``
-    (Korean), the opposites are counted where they stand as morphemes of the analysed prose,
-    not inside longer words."""
+    (Korean, Chinese), the opposites are counted where they stand as morphemes of the analysed prose
+    (Korean ones, and Chinese ones of one character), not inside longer words."""
     reasons: list[Reason] = []
     for table in tables_for(label):
         for category in table.categories:

@@ -556,6 +556,10 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
             "개인에 대해 공개되지 않은 정보가 있으며 사전에 피드백을 허용해야 합니다.",
             "개인에 관한 비공개 정보가 있고 앞서 피드백을 허용해야 합니다.",
         ),
+        (  # Chinese: 未 inside 未来 ("future") is no "not yet" against an added 已
+            "RL研究在多个方面取得了显著进展\uff0c尽管尚处于早期阶段\uff0c但预示着未来的发展方向。",
+            "RL研究已在多个方面取得显著进展\uff0c虽然仍处于早期阶段\uff0c却预示着未来的发展方向。",
+        ),
         (  # Korean: the verb 보다 ("to see") is no comparison
             "심의회 위원은 감사를 시작할 수 있으나 심의회는 비공개 정보를 절대 볼 수 없습니다.",
             "심의회 위원이 감사를 개시할 수는 있지만, 심의회가 비공개 정보를 보는 일은 절대"

@@ -124,10 +124,11 @@ def _language(pair: Pair, config: GuardConfig) -> list[Reason]:
 
 
 def _tables(pair: Pair) -> list[Reason]:
-    """The word tables' reasons; Korean opposites counted on the analysed morphemes."""
+    """The word tables' reasons; Korean opposites, and Chinese ones of one character, counted
+    on the analysed morphemes."""
     korean = (
         morpheme_index((pair.block_prose, pair.old), (pair.reply_prose, pair.new))
-        if pair.label == "ko"
+        if pair.label in ("ko", "zh")
         else None
     )
     return meaning_problems(pair.block_words, pair.reply_words, pair.label, korean)
