@@ -560,6 +560,14 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
             "RL研究在多个方面取得了显著进展\uff0c尽管尚处于早期阶段\uff0c但预示着未来的发展方向。",
             "RL研究已在多个方面取得显著进展\uff0c虽然仍处于早期阶段\uff0c却预示着未来的发展方向。",
         ),
+        (  # Japanese: 不 inside 不具合 ("a fault") is no negation
+            "表の表示崩れやレイアウトの問題を防ぐため、Web版の閲覧を推奨いたします。",
+            "表の表示崩れやレイアウト上の不具合を避けるため、Web版でご覧になることをおすすめします。",
+        ),
+        (  # Chinese: 持续 and 不断 both "continually", 优于 and 超越 both "better than"
+            "通过迭代更新持续提升性能\uff0c并在代码生成等任务上优于现有基线。",
+            "借助迭代更新使性能不断提升\uff0c并在代码生成等任务中超越现有基线。",
+        ),
         (  # Korean: the verb 보다 ("to see") is no comparison
             "심의회 위원은 감사를 시작할 수 있으나 심의회는 비공개 정보를 절대 볼 수 없습니다.",
             "심의회 위원이 감사를 개시할 수는 있지만, 심의회가 비공개 정보를 보는 일은 절대"
