@@ -342,6 +342,12 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "다른 모든 결정은 공개적으로 다루고 피드백을 허용해야 합니다.",
             "changed date",
         ),
+        (  # "already" added: a possibility made a thing done
+            "It seems uncontroversial; this could be implemented and stabilized quickly.",
+            "It seems uncontroversial; this has already been implemented and could be stabilized"
+            " quickly.",
+            "changed tense",
+        ),
         (  # a name moved out of a comparison's standard into what is compared
             "AES-256 is more secure against quantum attacks than AES-128 or AES-192.",
             "AES-256 and AES-192 are more secure against quantum attacks than AES-128.",
