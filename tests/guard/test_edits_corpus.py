@@ -19,14 +19,14 @@ from testsupport.edits import accepted, load_rows
 from testsupport.reports import SHARED
 
 ROWS = load_rows()
-GOOD_FLOOR = {"en": 0.90, "ja": 0.97, "ko": 0.92, "zh": 0.94}
+GOOD_FLOOR = {"en": 0.89, "ja": 0.97, "ko": 0.92, "zh": 0.94}
 """Good replies accepted, per language (measured: en 90.5%, ja 97.7%, ko 92.3%, zh 94.9% over
 3,860 rows, the eight held-out sets written blind included)."""
-BAD_FLOOR = {"en": 0.88, "ja": 0.87, "ko": 0.86, "zh": 0.87}
+BAD_FLOOR = {"en": 0.88, "ja": 0.89, "ko": 0.88, "zh": 0.88}
 """Bad replies caught, per language, every class (role swaps included) (measured: en 88.5%,
 ja 87.9%, ko 87.4%, zh 87.0%; a content word replaced by a plausible non-synonym, an
 attribution moved and a role swap are most of what is missed: docs/guard-design.md)."""
-BLIND = ("s3-", "s4-", "s5-", "s6-", "s7-", "s8-", "s9-", "s10-", "s11-")
+BLIND = ("s3-", "s4-", "s5-", "s6-", "s7-", "s8-", "s9-", "s10-", "s11-", "s12-")
 """The ids of the rows of the held-out sets written blind (heldout3 to heldout10)."""
 
 
