@@ -574,6 +574,10 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
             "通过迭代更新持续提升性能\uff0c并在代码生成等任务上优于现有基线。",
             "借助迭代更新使性能不断提升\uff0c并在代码生成等任务中超越现有基线。",
         ),
+        (  # a participle after a noun is a verb with its object, not a noun's modifier
+            "It applies across various domains addressing complex challenges that matter.",
+            "It applies across various domains tackling complex challenges that matter.",
+        ),
         (  # Korean: the verb 보다 ("to see") is no comparison
             "심의회 위원은 감사를 시작할 수 있으나 심의회는 비공개 정보를 절대 볼 수 없습니다.",
             "심의회 위원이 감사를 개시할 수는 있지만, 심의회가 비공개 정보를 보는 일은 절대"

@@ -76,6 +76,9 @@ def modifier_reasons(pair: Pair) -> list[Reason]:
         after_old, after_new = e.at_old + 1, e.at_new + 1
         if not (_noun(x) and _noun(y)) or after_old >= len(a):
             continue
+        if x.tag == "VBG" and e.at_old and a[e.at_old - 1].pos in ("NOUN", "PROPN", "VERB"):
+            continue  # a participle after a noun or a verb takes an object ("domains
+            # addressing complex challenges"): a verb, not the modifier of a noun
         head = a[after_old]
         kx, ky = word_key(x), word_key(y)
         if head.pos not in _NOUNS or new_keys[kx] >= old_keys[kx] or old_keys[ky] >= new_keys[ky]:
