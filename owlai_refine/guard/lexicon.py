@@ -97,12 +97,15 @@ class Category:
         text = self.blank(text)
         out: Counter[str] = Counter()
         if self.exact or self.stems:
-            values = dict(self.word_values)
-            for word, n in _latin_words(text, lower=not self.case_sensitive).items():
-                if word in self.exact:
-                    out[values.get(word, word)] += n
-                elif self.stems and word.startswith(self.stems):
-                    out[word] += n
+            words = _latin_words(text, lower=not self.case_sensitive)
+            hits = words.keys() & self.exact  # most categories have none: no loop in Python
+            if hits or self.stems:
+                values = dict(self.word_values)
+                for word, n in words.items():  # in the text's order, for the reasons
+                    if word in hits:
+                        out[values.get(word, word)] += n
+                    elif self.stems and word not in self.exact and word.startswith(self.stems):
+                        out[word] += n
         if self.pattern is None:
             return out
         if self.kind == "values":
