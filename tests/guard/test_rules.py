@@ -348,6 +348,11 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             " quickly.",
             "changed tense",
         ),
+        (  # the negating prefix non- dropped (non-Markovian -> Markovian)
+            "Quantum noise is non-Markovian, which impacts error correction.",
+            "Quantum noise is Markovian, which affects error correction.",
+            "changed polarity negation",
+        ),
         (  # a name moved out of a comparison's standard into what is compared
             "AES-256 is more secure against quantum attacks than AES-128 or AES-192.",
             "AES-256 and AES-192 are more secure against quantum attacks than AES-128.",
