@@ -353,6 +353,11 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "Quantum noise is Markovian, which affects error correction.",
             "changed polarity negation",
         ),
+        (  # Chinese: two parallel clauses' subjects traded their predicates
+            "图8\uff1a左侧展示自主构建过程、右侧详细说明RL策略。",
+            "图8\uff1a左侧详细说明RL策略、右侧展示自主构建过程。",
+            "swapped words",
+        ),
         (  # a name moved out of a comparison's standard into what is compared
             "AES-256 is more secure against quantum attacks than AES-128 or AES-192.",
             "AES-256 and AES-192 are more secure against quantum attacks than AES-128.",
@@ -582,6 +587,10 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
         (  # a participle after a noun is a verb with its object, not a noun's modifier
             "It applies across various domains addressing complex challenges that matter.",
             "It applies across various domains tackling complex challenges that matter.",
+        ),
+        (  # Chinese: two parallel clauses reordered whole keep their predicates
+            "图8\uff1a左侧展示自主构建过程、右侧详细说明RL策略。",
+            "图8\uff1a右侧详细说明RL策略、左侧展示自主构建过程。",
         ),
         (  # Korean: the verb 보다 ("to see") is no comparison
             "심의회 위원은 감사를 시작할 수 있으나 심의회는 비공개 정보를 절대 볼 수 없습니다.",

@@ -23,6 +23,8 @@ rule                       gate       refuses
 ``roles``                  meaning    a degree, tense, aspect, comparison, contrast or source word
                                       added or dropped
 ``swapped_words``          meaning    two words that traded places
+``traded_predicates``      meaning    two parallel clauses' subjects that traded predicates
+                                      (Chinese)
 ``sides``                  meaning    a word that crossed a comparison's sides (``than``, 比,
                                       より, 보다) or a sequence's (``after``, 之后, 後, 후)
 ``lost_list_element``      meaning    an item of an enumeration dropped
@@ -58,6 +60,7 @@ from owlai_refine.guard.rules.claims import claim_reasons
 from owlai_refine.guard.rules.links import label_reasons, link_reasons
 from owlai_refine.guard.rules.negation import negation_reasons
 from owlai_refine.guard.rules.order import added_list_reasons, list_reasons, swap_reasons
+from owlai_refine.guard.rules.predicates import predicate_reasons
 from owlai_refine.guard.rules.qualifiers import qualifier_reasons
 from owlai_refine.guard.rules.roles import role_reasons
 from owlai_refine.guard.rules.sides import sides_reasons
@@ -160,6 +163,7 @@ RULES: tuple[Rule, ...] = (
     Rule("tables", lambda p, c: _tables(p)),
     Rule("roles", _pair_only(role_reasons)),
     Rule("swapped_words", _pair_only(swap_reasons)),
+    Rule("traded_predicates", _pair_only(predicate_reasons)),
     Rule("sides", _pair_only(sides_reasons)),
     Rule("lost_list_element", _pair_only(list_reasons)),
     Rule("added_list_element", _pair_only(added_list_reasons)),
