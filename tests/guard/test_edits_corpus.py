@@ -22,9 +22,9 @@ ROWS = load_rows()
 GOOD_FLOOR = {"en": 0.89, "ja": 0.97, "ko": 0.92, "zh": 0.94}
 """Good replies accepted, per language (measured: en 90.1%, ja 97.5%, ko 92.2%, zh 94.1% over
 4,500 rows, the ten held-out sets written blind included)."""
-BAD_FLOOR = {"en": 0.88, "ja": 0.89, "ko": 0.88, "zh": 0.88}
-"""Bad replies caught, per language, every class (role swaps included) (measured: en 88.5%,
-ja 89.5%, ko 88.3%, zh 88.8%; a content word replaced by a plausible non-synonym, an
+BAD_FLOOR = {"en": 0.88, "ja": 0.89, "ko": 0.88, "zh": 0.90}
+"""Bad replies caught, per language, every class (role swaps included) (measured: en 88.6%,
+ja 89.5%, ko 88.3%, zh 90.2%; a content word replaced by a plausible non-synonym, an
 attribution moved and a role swap are most of what is missed: docs/guard-design.md)."""
 BLIND = ("s3-", "s4-", "s5-", "s6-", "s7-", "s8-", "s9-", "s10-", "s11-", "s12-")
 """The ids of the rows of the held-out sets written blind (heldout3 to heldout12)."""
