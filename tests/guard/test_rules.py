@@ -592,6 +592,10 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
             "图8\uff1a左侧展示自主构建过程、右侧详细说明RL策略。",
             "图8\uff1a右侧详细说明RL策略、左侧展示自主构建过程。",
         ),
+        (  # "does not have any" is "has no": one negation, no quantity lost
+            "In later phases, the beacon chain does not have any distinction between validators.",
+            "The beacon chain has no difference between validators in later phases.",
+        ),
         (  # Korean: the verb 보다 ("to see") is no comparison
             "심의회 위원은 감사를 시작할 수 있으나 심의회는 비공개 정보를 절대 볼 수 없습니다.",
             "심의회 위원이 감사를 개시할 수는 있지만, 심의회가 비공개 정보를 보는 일은 절대"
