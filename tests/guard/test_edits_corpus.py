@@ -20,7 +20,7 @@ from testsupport.reports import SHARED
 
 ROWS = load_rows()
 GOOD_FLOOR = {"en": 0.89, "ja": 0.97, "ko": 0.92, "zh": 0.94}
-"""Good replies accepted, per language (measured: en 90.1%, ja 97.5%, ko 92.2%, zh 94.1% over
+"""Good replies accepted, per language (measured: en 90.3%, ja 97.5%, ko 92.2%, zh 94.1% over
 4,500 rows, the ten held-out sets written blind included)."""
 BAD_FLOOR = {"en": 0.88, "ja": 0.89, "ko": 0.88, "zh": 0.90}
 """Bad replies caught, per language, every class (role swaps included) (measured: en 88.6%,
