@@ -29,14 +29,16 @@ _QUOTE = re.compile(r'(?<![^\s(>:])"([^"]+)"(?=$|[\s,)])')
 _UNIT = re.compile(rf"[{CJK}]|[^\W_]+?(?=[{CJK}]|[\W_]|$)")
 _LATIN = re.compile(rf"[^\W_{CJK}]")
 _ELLIPSIS = "\u2026"
-_SKIPPED = rf"`[^`]*`|\]\([^)\s]*\)|{CITATION.pattern}|{FOOTNOTE_REF.pattern}"
+_MATH = r"\$(?=\S)[^$\n]*?(?<=\S)\$(?!\d)"  # dollar math as the prose reads it (guard._md)
+_SKIPPED = rf"`[^`]*`|{_MATH}|\]\([^)\s]*\)|{CITATION.pattern}|{FOOTNOTE_REF.pattern}"
 _SKIPPED_RE = re.compile(_SKIPPED)
 _GAP = rf"(?:{_SKIPPED}|[\W_]"
 """What may stand between two units: anything but a letter or digit; a code span, a link's
-destination, a citation or footnote marker (the prose they read leaves them out); closed by
-:func:`_pattern` after the letters the checks do not read (below). Only a fragment that the
-masked text cannot serve needs it: in the masked text (:func:`_folded`) every one of these is
-made marks, so the gap there is ``[\\W_]*?``, which ``re`` compiles in microseconds."""
+destination, inline math, a citation or footnote marker (the prose they read leaves them
+out); closed by :func:`_pattern` after the letters the checks do not read (below). Only a
+fragment that the masked text cannot serve needs it: in the masked text (:func:`_folded`) every
+one of these is made marks, so the gap there is ``[\\W_]*?``, which ``re`` compiles in
+microseconds."""
 _UNREAD = re.compile(rf"[^\W\x00-\x7f{CJK}]")
 """A letter or digit the checks do not read: not ASCII, not CJK (the ``é`` of "célebre")."""
 _UNREAD_MARK = "\x01"
@@ -77,8 +79,8 @@ def _pattern(fragment: str) -> tuple[re.Pattern[str], bool] | None:
     spaces."""
     fragment = unicodedata.normalize("NFKC", fragment)
     # the masked text has code spans, link destinations and markers made marks too: only a
-    # fragment that quotes none of them (no "[", "`" or "【") is searched there
-    masked = _UNREAD.search(fragment) is None and not any(c in fragment for c in "[`\u3010")
+    # fragment that quotes none of them (no "[", "`", "$" or "【") is searched there
+    masked = _UNREAD.search(fragment) is None and not any(c in fragment for c in "[`$\u3010")
     gap = r"[\W_]*?" if masked else _GAP + rf"|[^\x00-\x7f{CJK}])*?"
     units = _UNIT.findall(fragment)
     if not units:  # marks only ("!" read from U+FF01): the marks themselves

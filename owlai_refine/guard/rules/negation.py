@@ -74,7 +74,10 @@ def _traded_negation(pair: Pair) -> Reason | None:
         if x is None or y is None or x == y or x in new or y in old:
             continue
         if x in new_words and y in old_words:
-            return Reason("moved negation", f"{quoted([x])} -> {quoted([y])}")
+            return Reason(
+                "moved negation",
+                f"{quoted(_written([x], pair.old))} -> {quoted(_written([y], pair.new))}",
+            )
     return None
 
 
@@ -95,5 +98,14 @@ def negation_reasons(pair: Pair) -> list[Reason]:
             unmatched.remove(best)
             continue
         if best <= block_words:
-            return [Reason("moved negation", f"{quoted(sorted(heads))} -> {quoted(sorted(best))}")]
+            was, now = _written(sorted(heads), pair.old), _written(sorted(best), pair.new)
+            return [Reason("moved negation", f"{quoted(was)} -> {quoted(now)}")]
     return []
+
+
+def _written(lemmas: list[str], analysis: Analysis) -> list[str]:
+    """Each lemma as the text writes it (its first word with that lemma): ``내리다`` -> ``내릴``."""
+    forms: dict[str, str] = {}
+    for t in analysis.words:
+        forms.setdefault(t.lemma.lower(), t.text)
+    return [forms.get(lemma, lemma) for lemma in lemmas]
