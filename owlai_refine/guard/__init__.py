@@ -47,7 +47,8 @@ The reason groups (``Reason.group``, stable; the detail quotes the words as writ
   ``changed comparison`` also for a word that crossed a comparison's sides.
 - ``swapped words``, ``lost list element``, ``added list element``, ``moved negation``,
   ``swapped link texts``, ``swapped labels``, ``changed word`` (an antonym).
-- ``lost ending``, ``changed ending``, ``lost quotes``; ``changed spelling``.
+- ``lost ending``, ``changed ending``, ``lost quotes``; ``changed spelling``; ``changed
+  quotation`` (the words of a quoted phrase).
 - ``and more``: the last of :data:`MAX_REASONS` reasons, when there were more (a count, not a
   group: summaries do not count it, ``BlockOutcome.groups``).
 

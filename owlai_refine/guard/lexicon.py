@@ -83,6 +83,10 @@ class Category:
     word_values: tuple[tuple[str, str], ...] = ()
     """``values`` in Latin tables: one-word form -> canonical value."""
     case_sensitive: bool = False
+    voice: bool = False
+    """``opposites`` (English tense): a past of *be* that only makes a past the other text
+    writes in the active voice passive (``impacted Plato`` -> ``Plato was impacted``) is not
+    counted (``guard.tense.passive_pasts``)."""
 
     def blank(self, text: str) -> str:
         """``text`` with this category's excluded forms replaced by spaces."""
@@ -110,7 +114,7 @@ class Category:
             return out
         if self.kind == "values":
             for m in self.pattern.finditer(text):
-                out[self.value_of(m.group())] += 1
+                out[self._value_at(text, m)] += 1
         else:
             for m in self.pattern.finditer(text):
                 groups = m.groupdict()
@@ -135,7 +139,7 @@ class Category:
         if self.pattern is not None:
             for m in self.pattern.finditer(text):
                 if self.kind == "values":
-                    out.setdefault(self.value_of(m.group()), m.group())
+                    out.setdefault(self._value_at(text, m), m.group().strip())
                 else:
                     groups = m.groupdict()
                     got = groups.get("value") or groups.get("word") or m.group()
@@ -146,6 +150,16 @@ class Category:
         """True if the single word ``word`` is one of a Latin category's one-word forms."""
         key = word if self.case_sensitive else word.lower()
         return key in self.exact or bool(self.stems and key.startswith(self.stems))
+
+    def _value_at(self, text: str, m: re.Match[str]) -> str:
+        """The canonical value of the form ``m`` found in ``text``: that of the first value
+        whose pattern matches the same span there (a pattern may look around the form:
+        ``(?<=[0-9])以上``)."""
+        for value, pattern in self.values:
+            found = pattern.match(text, m.start())
+            if found is not None and found.end() == m.end():
+                return value
+        return self.value_of(m.group())
 
     def value_of(self, form: str) -> str:
         """The canonical value of one written form (``values``/``units`` categories): the
@@ -181,9 +195,10 @@ def _category(raw: dict[str, Any], latin: bool) -> Category:
     if kind not in _KINDS:
         raise ValueError(f"lexicon category {raw.get('name')!r}: unknown kind {kind!r}")
     flags = 0 if raw.get("case_sensitive") else re.IGNORECASE
-    exclude = None
+    excluded = [f"(?:{p})" for p in raw.get("exclude_patterns", [])]
     if raw.get("exclude"):
-        exclude = re.compile(_alternation(raw["exclude"], words=latin, literal=latin), flags)
+        excluded.insert(0, _alternation(raw["exclude"], words=latin, literal=latin))
+    exclude = re.compile("|".join(excluded), flags) if excluded else None
     if latin and kind in ("count", "opposites", "values"):
         return _latin_category(raw, kind, exclude)
     if kind == "opposites":
@@ -205,8 +220,10 @@ def _category(raw: dict[str, Any], latin: bool) -> Category:
         per_value = tuple(
             (str(v), re.compile(_alternation(fs, words=latin, literal=True), flags))
             for v, fs in values.items()
-        )
-        pattern = re.compile(_alternation(every, words=latin, literal=True), flags)
+        ) + _value_patterns(raw, flags)
+        alternatives = [_alternation(every, words=latin, literal=True)] if every else []
+        alternatives += [p.pattern for _, p in _value_patterns(raw, flags)]
+        pattern = re.compile("|".join(alternatives), flags)
         return Category(raw["name"], kind, pattern, exclude, values=per_value)
     if kind in ("numerals", "counters"):
         return Category(raw["name"], kind, re.compile(raw["regex"], flags), exclude)
@@ -267,6 +284,9 @@ def _latin_category(raw: dict[str, Any], kind: Kind, exclude: re.Pattern[str] | 
     parts = [_alternation(other, words=True, literal=True)] if other else []
     if raw.get("patterns"):
         parts.append(_alternation(list(raw["patterns"]), words=False, literal=False))
+    if kind == "values" and raw.get("value_patterns"):
+        per_value += _value_patterns(raw, flags)
+        parts += [p.pattern for _, p in _value_patterns(raw, flags)]
     pattern = re.compile("|".join(parts), flags) if parts else None
     pairs = tuple(
         (_matcher(a, True), _matcher(b, True), a.rstrip("*"), b.rstrip("*"))
@@ -285,6 +305,16 @@ def _latin_category(raw: dict[str, Any], kind: Kind, exclude: re.Pattern[str] | 
         stems=tuple(stems),
         word_values=tuple(word_values),
         case_sensitive=case_sensitive,
+        voice=bool(raw.get("voice", False)),
+    )
+
+
+def _value_patterns(raw: dict[str, Any], flags: int) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """A ``values`` category's ``[category.value_patterns]``: canonical value -> regular
+    expressions of its forms (a bound on a number: ``up to 400``, ``30%以上``)."""
+    return tuple(
+        (str(v), re.compile("|".join(f"(?:{p})" for p in pats), flags))
+        for v, pats in raw.get("value_patterns", {}).items()
     )
 
 

@@ -48,7 +48,7 @@ from owlai_refine.guard.normalise import HANGUL, normalise
 from owlai_refine.guard.punctuation import punctuation_problems
 from owlai_refine.guard.reasons import Reason
 from owlai_refine.guard.spelling import spelling_problem
-from owlai_refine.guard.tense import tense_problem
+from owlai_refine.guard.tense import passive_pasts, tense_problem
 from owlai_refine.markers import CITATION, FOOTNOTE_REF
 
 __all__ = ["meaning_problems", "morpheme_index", "polarity_problems"]
@@ -191,6 +191,8 @@ def _at_morphemes(form: str, text: str, starts: Mapping[int, Token]) -> int:
 def _opposite_problems(
     category: Category, block: str, reply: str, morphemes: Morphemes | None = None
 ) -> list[Reason]:
+    if category.voice:  # the passive of the other text's past is no change of tense
+        block, reply = passive_pasts(block, reply), passive_pasts(reply, block)
     if category.exact or category.stems:  # a Latin table: whole words
         before, after = category.found(block), category.found(reply)
         if before == after:

@@ -18,7 +18,7 @@ from owlai_refine.scripts import HANGUL as HANGUL_CLASS
 
 __all__ = [
     "CJK", "CJK_STOP", "HANGUL", "HANGUL_STOP", "MAGNITUDE", "digit_numbers", "normalise",
-    "numbers_as_digits", "spelled_as_digits",
+    "numbers_as_digits", "numeral_value", "spelled_as_digits",
 ]  # fmt: skip
 
 _CJK_PUNCT = CJK_PUNCT
@@ -95,6 +95,18 @@ _SPELLED = re.compile(
     rf"|(?P<small>{'|'.join(_TEENS + _UNITS_WORDS)}|one(?=-[a-z])))(?!\w)",
     re.IGNORECASE,
 )
+_SINO_ORDINAL = re.compile(f"(?<![{HANGUL_CLASS}])([일이삼사오육칠팔구])차(?![{HANGUL_CLASS}])")
+_SINO_DIGITS = {c: n for n, c in enumerate("일이삼사오육칠팔구", start=1)} | {
+    c: n for n, c in enumerate("一二三四五六七八九十", start=1)
+}
+
+
+def numeral_value(word: str) -> int | None:
+    """The value of a numeral of one Sino-Korean or Han character (``일`` 1, ``三`` 3, ``十``
+    10); ``None`` for any other word."""
+    return _SINO_DIGITS.get(word) if len(word) == 1 else None
+
+
 _PERCENT = re.compile(r"(?<=\d) ?(?:percent|per cent)\b", re.IGNORECASE)
 _MAGNITUDE_WORD = re.compile(r"(?<=\d) ?(thousand|million|billion|trillion|bn|mn|tn)\b", re.I)
 MAGNITUDE = {
@@ -124,13 +136,20 @@ def spelled_as_digits(text: str, written: frozenset[int]) -> str:
     it): ``Forty-seven`` against ``47%``, ``under two seconds`` against ``under 2 seconds``.
     Spelling a number out, or the reverse, is a style guide's choice, not a change of fact; a
     number both texts spell stays a word (the number-word check reads it), as does "one" (also a
-    pronoun) unless a hyphen joins it to a word (``one-second`` against ``1-second``)."""
+    pronoun) unless a hyphen joins it to a word (``one-second`` against ``1-second``). A Korean
+    Sino-Korean ordinal with 차 is read the same way (``일차`` against ``1차``)."""
 
     def digits(m: re.Match[str]) -> str:
         value = _value(m)
         return str(value) if value in written else m.group()
 
-    return _SPELLED.sub(digits, text) if written else text
+    def sino(m: re.Match[str]) -> str:
+        value = _SINO_DIGITS[m.group(1)]
+        return f"{value}차" if value in written else m.group()
+
+    if not written:
+        return text
+    return _SINO_ORDINAL.sub(sino, _SPELLED.sub(digits, text))
 
 
 def numbers_as_digits(text: str, written: frozenset[int]) -> str:

@@ -8,8 +8,9 @@ irregular ones whose past is also their participle (``leads``/``led``, ``makes``
 
 Only a finite past counts: after a form of *be*, *have* or *get* ("is used", "has slashed"),
 after an article, a possessive or a preposition ("the proposed method") or before ``by`` and a
-word ("the method proposed by", not "increased by 30") the word is a participle, and a change of
-voice or construction is a faithful edit. Only a present in ``-s`` that is no noun counts (not
+word, an adverb between or not ("the method proposed by", "a skill possessed only by", not
+"increased by 30") the word is a participle, and a change of voice or construction is a
+faithful edit. Only a present in ``-s`` that is no noun counts (not
 after an article, a possessive or a preposition: "the results", "an increase").
 ``changed tense "slashes" -> "slashed"``.
 """
@@ -21,7 +22,7 @@ from collections import Counter
 
 from owlai_refine.guard.reasons import Reason
 
-__all__ = ["tense_problem"]
+__all__ = ["passive_pasts", "tense_problem"]
 
 _WORD = re.compile(r"[A-Za-z]+|\d+")
 _NOT_A_VERB_AFTER = frozenset(
@@ -50,7 +51,10 @@ def _words(text: str) -> list[str]:
 def _finite(words: list[str], i: int) -> bool:
     """True if ``words[i]``, a past form, stands as a finite past tense."""
     before = words[i - 1] if i else ""
-    after = words[i + 1 : i + 3]
+    after = words[i + 1 : i + 4]
+    if after and after[0].endswith("ly"):
+        after = after[1:]  # "possessed only by", "used mainly by": the agent after an adverb
+    after = after[:2]
     agent = len(after) == 2 and after[0] == "by" and not after[1].isdigit()  # "by 30": a measure
     return before not in _NOT_FINITE_AFTER and not agent
 
@@ -87,6 +91,33 @@ def _tenses(text: str) -> tuple[Counter[str], Counter[str]]:
         ):
             presents[word] += 1
     return pasts, presents
+
+
+_PASSIVE_PAST = re.compile(r"\b(?:was|were)\s+(?:[A-Za-z]+ly\s+)*([A-Za-z]+ed)\b", re.IGNORECASE)
+_PAST_BEFORE = frozenset(("got", "had"))
+
+
+def passive_pasts(text: str, other: str) -> str:
+    """``text`` with each ``was``/``were`` blanked that only turns a past the ``other`` text
+    writes into the passive voice: ``Plato was profoundly impacted`` against ``... impacted
+    Plato``, ``were slashed`` against ``got slashed``; the tense is the same. A participle the
+    other text writes after a present (``are slashed``, ``has impacted``) keeps the ``was``: a
+    claim moved in time; one it writes after ``was`` too is the same passive on both sides.
+    """
+    words = _words(other)
+    pasts = {
+        w for i, w in enumerate(words)
+        if w.endswith("ed") and (_finite(words, i) or (i and words[i - 1] in _PAST_BEFORE))
+    }  # fmt: skip
+    if not pasts:
+        return text
+
+    def blank(m: re.Match[str]) -> str:
+        if m.group(1).lower() not in pasts:
+            return m.group()
+        return " " * (m.start(1) - m.start()) + m.group(1)
+
+    return _PASSIVE_PAST.sub(blank, text)
 
 
 def _first_pair(pasts: Counter[str], presents: Counter[str]) -> tuple[str, str] | None:

@@ -134,10 +134,10 @@ def test_every_value_form_is_read_as_its_value() -> None:
             continue
         fold = (lambda f: f) if raw_cat.get("case_sensitive") else str.lower
         meanings: dict[str, set[str]] = {}  # a form -> every value that lists it
-        for value, forms in raw_cat["values"].items():
+        for value, forms in raw_cat.get("values", {}).items():
             for form in forms:
                 meanings.setdefault(fold(form), set()).add(str(value))
-        for value, forms in raw_cat["values"].items():
+        for value, forms in raw_cat.get("values", {}).items():
             for form in forms:
                 text = f"({form})" if latin else form
                 if _excluded(cat, text):
@@ -164,6 +164,24 @@ def test_every_value_form_is_read_as_its_value() -> None:
                 if latin and _SIMPLE.fullmatch(form) and sum(cat.found(f"(q{form}q)").values()):
                     wrong.append(f"{name} {cat.name}: {form!r} read inside 'q{form}q'")
     assert wrong == []
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "values"),
+    [
+        ("en", "It serves up to 400 tokens, more than 5 users and 3 or more nodes.",
+         {"ceiling": 1, "floor": 2}),
+        ("en", "Up to date, and more than ever.", {}),
+        ("ko", "한 명 이상의 위원과 최대 3개의 팀, 최대한 빨리, 이상적인 구조",
+         {"floor": 1, "ceiling": 1}),
+        ("zh", "至少3个数据集、30%以上的用户\uff0c以下几个方面", {"floor": 2}),
+        ("ja", "3つ以上のモデル、最大5件、以上のように", {"floor": 1, "ceiling": 1}),
+    ],
+)  # fmt: skip
+def test_a_bound_is_read_only_on_a_number(language: str, text: str, values: dict[str, int]) -> None:
+    (table,) = [t for t in all_tables() if t.language == language]
+    (bound,) = [c for c in table.categories if c.name == "bound"]
+    assert dict(bound.found(text)) == values
 
 
 def test_a_case_sensitive_value_is_not_read_in_another_case() -> None:

@@ -383,6 +383,36 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "심의회는 중재팀보다 더 많은 권한을 가집니다.",
             "changed comparison",
         ),
+        (  # a ceiling made a floor
+            "The new runtime serves up to 250 requests per second on one node.",
+            "On one node, the new runtime serves more than 250 requests per second.",
+            "changed bound",
+        ),
+        (  # Korean: exactly one made one or more
+            "각 팀은 위원을 한 명 추천합니다.",
+            "각 팀은 한 명 이상의 위원을 추천합니다.",
+            "changed bound",
+        ),
+        (  # Korean: a quoted name said otherwise
+            "'운영 위원회'의 모든 위원께 감사드립니다.",
+            "'운영 협의회'의 모든 위원께 감사드립니다.",
+            "changed quotation",
+        ),
+        (  # Chinese: one of two attributes joined by 、 dropped
+            "该方法针对稀疏、高维动作空间设计了新的训练目标。",
+            "该方法针对稀疏动作空间设计了新的训练目标。",
+            "lost list element",
+        ),
+        (  # Japanese: "may be changed" made "has been changed"
+            "この一覧は予告なく更新されることがあります。",
+            "この一覧は予告なく更新されたことがあります。",
+            "changed tense",
+        ),
+        (  # Japanese: built made being built
+            "既存のモデルを組み合わせて構築されたシステムが対象です。",
+            "既存のモデルを組み合わせて構築中のシステムが対象です。",
+            "changed tense",
+        ),
     ],
 )
 def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None:
@@ -600,6 +630,39 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
             "심의회 위원은 감사를 시작할 수 있으나 심의회는 비공개 정보를 절대 볼 수 없습니다.",
             "심의회 위원이 감사를 개시할 수는 있지만, 심의회가 비공개 정보를 보는 일은 절대"
             " 없습니다.",
+        ),
+        (  # an active past made passive: no change of tense
+            "The 2008 crisis deeply affected the firm, and the board is now seen as cautious.",
+            "The firm was deeply affected by the 2008 crisis, and the board is now seen as"
+            " cautious.",
+        ),
+        (  # "got" made "were": the same past
+            "Several nodes got disconnected, while the others are still syncing.",
+            "Several nodes were disconnected, while the others still sync.",
+        ),
+        (  # a participle before an adverb and "by" is no past
+            "It is a skill derived from long practice, possessed only by experts.",
+            "It is a skill that derives from long practice and that only experts possess.",
+        ),
+        (  # "makes X possible" says "enables X"
+            "Caching the weights enables much faster cold starts.",
+            "Caching the weights makes much faster cold starts possible.",
+        ),
+        (  # a degree word said again as its derivation
+            "This is particularly costly for small teams.",
+            "This poses a particular cost for small teams.",
+        ),
+        (  # Korean: a Sino-Korean ordinal written in digits
+            "일차 검토에 참여해 주셔서 감사합니다.",
+            "1차 검토에 참여해 주셔서 감사합니다.",
+        ),
+        (  # Korean: continuously -> steadily; clear -> distinct
+            "팀은 명확한 목표를 지속적으로 점검합니다.",
+            "팀은 뚜렷한 목표를 꾸준히 점검합니다.",
+        ),
+        (  # Chinese: 一类 is an article
+            "**定义:** 边缘智能体是在本地设备上运行的自主系统。",
+            "**定义:** 边缘智能体是一类在本地设备上运行的自主系统。",
         ),
     ],
 )

@@ -38,6 +38,7 @@ rule                       gate       refuses
                                       moved: 중재팀 -> 심의회)
 ``claims``                 meaning    a predicate adjective dropped (English)
 ``qualifiers``             meaning    an attribute dropped with its 的 (Chinese)
+``quotations``             meaning    a phrase in quotation marks said in other words
 =========================  =========  ==========================================================
 """
 
@@ -62,6 +63,7 @@ from owlai_refine.guard.rules.negation import negation_reasons
 from owlai_refine.guard.rules.order import added_list_reasons, list_reasons, swap_reasons
 from owlai_refine.guard.rules.predicates import predicate_reasons
 from owlai_refine.guard.rules.qualifiers import qualifier_reasons
+from owlai_refine.guard.rules.quotes import quotation_reasons
 from owlai_refine.guard.rules.roles import role_reasons
 from owlai_refine.guard.rules.sides import sides_reasons
 from owlai_refine.guard.rules.words import (
@@ -174,6 +176,7 @@ RULES: tuple[Rule, ...] = (
     Rule("named_elsewhere", _pair_only(named_elsewhere_reasons)),
     Rule("claims", _pair_only(claim_reasons)),
     Rule("qualifiers", _pair_only(qualifier_reasons)),
+    Rule("quotations", _pair_only(quotation_reasons)),
 )
 """Every rule, in the order their reasons are reported."""
 

@@ -374,6 +374,24 @@ def _korean_pairs(tokens: tuple[Token, ...]) -> list[list[list[Token]]]:
     return out
 
 
+_NOMINAL = frozenset({"NOUN", "PROPN", "ADJ"})
+
+
+def _chinese_pairs(tokens: tuple[Token, ...]) -> list[list[list[Token]]]:
+    """The two nouns or adjectives an ideographic comma joins (稀疏、高维), where no other comma
+    joins them to more: a Chinese list of two is said so, and its items are the words next to
+    the comma (the words before them may be the clause's)."""
+    out: list[list[list[Token]]] = []
+    commas = [i for i, t in enumerate(tokens) if t.text == "\u3001"]
+    for i in commas:
+        if i - 2 in commas or i + 2 in commas or not 0 < i < len(tokens) - 1:
+            continue  # a longer list: the enumerations'
+        before, after = tokens[i - 1], tokens[i + 1]
+        if all(t.content and t.pos in _NOMINAL for t in (before, after)):
+            out.append([[before], [after]])
+    return out
+
+
 def list_reasons(pair: Pair) -> list[Reason]:
     """``lost list element "astronomy"`` for each item of the block's enumerations whose
     content words are all gone from the reply (see the module docstring)."""
@@ -384,6 +402,8 @@ def list_reasons(pair: Pair) -> list[Reason]:
     lists = _enumerations(pair.old.tokens, pair.old.language)
     if pair.old.language == "ko":
         lists += _korean_pairs(pair.old.tokens)
+    if pair.old.language == "zh":
+        lists += _chinese_pairs(pair.old.tokens)
     for items in lists:
         for n, item in enumerate(items):
             others = {word_key(t) for m, other in enumerate(items) if m != n for t in other}

@@ -17,6 +17,7 @@ from collections import Counter
 from owlai_refine.guard.analysis import Analysis, Token
 from owlai_refine.guard.analysis.roles import ROLE_FAMILIES, policy
 from owlai_refine.guard.edits import restated
+from owlai_refine.guard.normalise import numeral_value
 from owlai_refine.guard.pair import Pair
 from owlai_refine.guard.reasons import Reason, quoted
 
@@ -56,13 +57,28 @@ def _gained_other(role: str, old: dict[str, list[str]], new: dict[str, list[str]
     )
 
 
+def _forgive(old: dict[str, list[str]], new: dict[str, list[str]], pair: Pair) -> None:
+    """Take out of ``old`` and ``new`` the role words that are no change: an English degree
+    word said again as its derivation (particularly -> a particular problem) or a comparative
+    as a synonym of a word dropped (previous -> earlier); "compared" -> "comparable" still is
+    one (equality). And a numeral the other text writes in digits (일차 -> 1차)."""
+    if pair.old.language == "en":
+        for role in old.keys() | new.keys():
+            a, b = old.get(role, []), new.get(role, [])
+            if ROLE_FAMILIES[role] == "degree":
+                old[role] = [f for f in a if f in b or not _said_again(f, pair.old, pair.new)]
+            if ROLE_FAMILIES[role] == "degree" or role == "comparative":
+                new[role] = [f for f in b if f in a or not _said_again(f, pair.new, pair.old)]
+    for side, digits in ((old, pair.reply_digits), (new, pair.block_digits)):
+        if "numeral" in side:
+            side["numeral"] = [f for f in side["numeral"] if numeral_value(f) not in digits]
+
+
 def role_reasons(pair: Pair) -> list[Reason]:
     """One reason per role whose count differs between block and reply (see the module
     docstring), in the order of ``roles.toml``'s families."""
     old, new = _roles(pair.old), _roles(pair.new)
-    if new.get("comparative") and pair.old.language == "en":
-        kept = old.get("comparative", [])
-        new["comparative"] = [f for f in new["comparative"] if f in kept or not _rewording(f, pair)]
+    _forgive(old, new, pair)
     rules = policy(pair.old.language)
     reasons: list[Reason] = []
     for role in sorted(old.keys() | new.keys(), key=list(ROLE_FAMILIES).index):
@@ -89,12 +105,12 @@ def role_reasons(pair: Pair) -> list[Reason]:
     return reasons
 
 
-def _rewording(form: str, pair: Pair) -> bool:
-    """True if the English comparative ``form`` of the reply says again a word of the block
-    the reply dropped (:func:`~owlai_refine.guard.edits.restated`: ``previous`` ->
-    ``earlier``), which is no comparison added."""
-    own = [t for t in pair.new.words if t.text == form]
-    return bool(own) and restated(own[0], pair.new, pair.old)
+def _said_again(form: str, mine: Analysis, theirs: Analysis) -> bool:
+    """True if the English role word ``form`` of ``mine`` says again a word only ``theirs``
+    has (:func:`~owlai_refine.guard.edits.restated`: ``previous`` -> ``earlier``,
+    ``particularly`` -> ``particular``)."""
+    own = [t for t in mine.words if t.text == form]
+    return bool(own) and restated(own[0], mine, theirs)
 
 
 def _written(form: str, analysis: Analysis, text: str) -> str:
