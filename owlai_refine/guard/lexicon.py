@@ -55,6 +55,12 @@ def _matcher(form: str, latin: bool) -> tuple[str, bool]:
     return form, not latin  # a CJK form also counts inside a longer match (やす in やすい)
 
 
+_FOUND: dict[tuple[int, str], Counter[str]] = {}
+"""What :meth:`Category.found` read, by (the category's id, text); the tables live as long as
+the process (:func:`all_tables`), so an id names one category."""
+_FOUND_KEPT = 4096
+
+
 @dataclass(frozen=True, slots=True)
 class Category:
     """One category of a table: ``name`` (``negation``, ``month``, ...), its ``kind`` (see
@@ -97,7 +103,17 @@ class Category:
     def found(self, text: str) -> Counter[str]:
         """``count``/``numerals``/``values``: what ``text`` has, as a multiset of forms
         (``count``: as written, lower-cased; ``numerals``: the numeral; ``values``: the
-        canonical value)."""
+        canonical value). A new counter each call (the last texts' are kept: several checks
+        ask the same category of the same text)."""
+        key = (id(self), text)
+        hit = _FOUND.get(key)
+        if hit is None:
+            if len(_FOUND) >= _FOUND_KEPT:
+                _FOUND.clear()
+            hit = _FOUND[key] = self._found(text)
+        return Counter(hit)
+
+    def _found(self, text: str) -> Counter[str]:
         text = self.blank(text)
         out: Counter[str] = Counter()
         if self.exact or self.stems:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from functools import lru_cache
 
 from owlai_refine.guard.analysis import Token
 from owlai_refine.guard.edits import restated
@@ -48,9 +49,14 @@ _KO_PARTICLES = {"은": "는", "이": "가", "을": "를", "에": "에게", "한
 def word_key(t: Token) -> str:
     """The word's key: its lemma, lower-cased; a Korean particle's allomorphs one key; an
     English possessive's ``'s`` left off (``China's`` is ``china``)."""
-    if t.tag.startswith("J"):
-        return _KO_PARTICLES.get(t.lemma, t.lemma)
-    key = t.lemma.lower()
+    return _word_key(t.tag, t.lemma)
+
+
+@lru_cache(maxsize=16384)
+def _word_key(tag: str, lemma: str) -> str:
+    if tag.startswith("J"):
+        return _KO_PARTICLES.get(lemma, lemma)
+    key = lemma.lower()
     return key[:-2] if key.endswith(("'s", "\u2019s")) and len(key) > 3 else key
 
 
