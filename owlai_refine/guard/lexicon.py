@@ -55,9 +55,9 @@ def _matcher(form: str, latin: bool) -> tuple[str, bool]:
     return form, not latin  # a CJK form also counts inside a longer match (やす in やすい)
 
 
-_FOUND: dict[tuple[int, str], Counter[str]] = {}
-"""What :meth:`Category.found` read, by (the category's id, text); the tables live as long as
-the process (:func:`all_tables`), so an id names one category."""
+_FOUND: dict[tuple[int, str], tuple[Category, Counter[str]]] = {}
+"""What :meth:`Category.found` read, by (the category's id, text), with the category itself (an
+id may be reused once a category is gone)."""
 _FOUND_KEPT = 4096
 
 
@@ -107,11 +107,11 @@ class Category:
         ask the same category of the same text)."""
         key = (id(self), text)
         hit = _FOUND.get(key)
-        if hit is None:
+        if hit is None or hit[0] is not self:  # an id may name a category made since
             if len(_FOUND) >= _FOUND_KEPT:
                 _FOUND.clear()
-            hit = _FOUND[key] = self._found(text)
-        return Counter(hit)
+            hit = _FOUND[key] = (self, self._found(text))
+        return Counter(hit[1])
 
     def _found(self, text: str) -> Counter[str]:
         text = self.blank(text)

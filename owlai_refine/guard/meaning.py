@@ -79,17 +79,20 @@ def _prefixed(category: Category, text: str, other: str) -> int:
     )
 
 
-def _folded(category: Category, block: str, reply: str, lost: int) -> bool:
+def _folded(category: Category, block: str, reply: str, lost: int, forms: Counter[str]) -> bool:
     """True if the ``lost`` occurrences of the category went with the phrase they stood in:
     the words after them are gone as often ("can be specified in A or can be specified in B"
     -> "can be specified in A or in B": ``can`` and ``be specified`` both lost once). An edit
     that folds a repeated phrase keeps its meaning; one that removes a modal alone keeps the
     words after it. A modal shared by two verbs is folded too ("may lower A and may reduce B" ->
     "may lower A and reduce B"); a verb that stays said without it ("and reduces B", "and will
-    reduce B") is not."""
+    reduce B") is not. Only the words after the ``forms`` lost are read ("likely designated"
+    -> "designated" is no fold because "perhaps due" became "perhaps because"), and only those
+    the reply still says (a fold keeps one copy of the phrase: "may theoretically be" -> "is"
+    deleted the hedge)."""
     followers: Counter[str] = Counter()
     for m in _ANY_WORD.finditer(block):
-        if not category.has(m.group()):
+        if not category.has(m.group()) or m.group().lower() not in forms:
             continue
         nxt = _NEXT_WORD.match(block, m.end())
         if nxt is None:
@@ -100,7 +103,10 @@ def _folded(category: Category, block: str, reply: str, lost: int) -> bool:
     for word, n in followers.items():
         said = rf"(?<![a-z]){re.escape(word)}(?:s|es|d|ed)?(?![a-z])"  # "reduces" still says it
         shared = rf"(?<![a-z])(?:and|or),?\s+{re.escape(word)}(?![a-z])"  # "may A and reduce B"
-        dropped = len(re.findall(said, low_block)) - len(re.findall(said, low_reply))
+        kept = len(re.findall(said, low_reply))
+        if not kept:
+            continue  # the word after it is gone too: deleted ("may theoretically"), not folded
+        dropped = len(re.findall(said, low_block)) - kept
         joined = len(re.findall(shared, low_reply)) - len(re.findall(shared, low_block))
         gone += min(n, max(dropped, 0) + max(joined, 0))
     return gone >= lost
@@ -113,9 +119,9 @@ def _count_problem(category: Category, block: str, reply: str) -> Reason | None:
         return None
     if n_before - _prefixed(category, block, reply) == n_after - _prefixed(category, reply, block):
         return None
-    if 0 < n_after < n_before and _folded(category, block, reply, n_before - n_after):
-        return None
     lost, gained = before - after, after - before
+    if 0 < n_after < n_before and _folded(category, block, reply, n_before - n_after, lost):
+        return None
     derived = _derived(lost, block, reply) if lost else _derived(gained, reply, block)
     if derived:
         return None

@@ -413,6 +413,36 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "既存のモデルを組み合わせて構築中のシステムが対象です。",
             "changed tense",
         ),
+        (  # a hedge dropped while another hedge's next word changed (no fold)
+            "The site was likely chosen by the founder, perhaps due to its harbour.",
+            "The site was chosen by the founder, perhaps because of its harbour.",
+            "changed polarity hedge",
+        ),
+        (  # a hedge deleted with the word after it: no fold either
+            "It may theoretically be possible to run the model offline, where the cache is warm.",
+            "It is possible to run the model offline, where the cache is warm.",
+            "changed polarity hedge",
+        ),
+        (  # ongoing made done
+            "New consensus rules are being tested on the devnet.",
+            "New consensus rules have been tested on the devnet.",
+            "changed tense",
+        ),
+        (  # a belief stated as fact
+            "In Rome, it is believed he met the poet Virgil.",
+            "In Rome, he met the poet Virgil.",
+            "changed attribution",
+        ),
+        (  # a concession dropped
+            "The board must publish the minutes, even if members object.",
+            "The board must publish the minutes when members object.",
+            "changed negation",
+        ),
+        (  # Japanese: the adverb より ("more") dropped
+            "公式サイトでより詳しい手順をご覧いただけます。",
+            "公式サイトで詳しい手順をご覧いただけます。",
+            "changed comparison",
+        ),
     ],
 )
 def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None:
@@ -663,6 +693,19 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
         (  # Chinese: 一类 is an article
             "**定义:** 边缘智能体是在本地设备上运行的自主系统。",
             "**定义:** 边缘智能体是一类在本地设备上运行的自主系统。",
+        ),
+        (  # "once" the conjunction; "have successfully completed" a verb
+            "Only after successfully completing the course are students admitted.",
+            "Students are admitted only once they have successfully completed the course.",
+        ),
+        (  # an English gloss in parentheses moved with what it glosses
+            "Upon her retirement, leadership (chair) of the Institute passed to her deputy, Lee.",
+            "When she retired, leadership of the Institute (the role of chair) passed to her"
+            " deputy, Lee.",
+        ),
+        (  # the same belief, said with the subject first
+            "In Rome, it is believed he met the poet Virgil.",
+            "In Rome, he is believed to have met the poet Virgil.",
         ),
     ],
 )

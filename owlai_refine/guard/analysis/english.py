@@ -4,7 +4,8 @@ lemminflect (lemmas and inflections of English words, from its own tables) for t
 ``The results was good`` -> ``The/DET the``, ``results/NOUN result NNS``, ``was/AUX be VBD``,
 ``good/ADJ good JJ``. The part of speech of an open-class word is the first of lemminflect's
 candidates that its context allows (a word after a determiner or adjective is a noun if it can
-be one; after ``to``, a modal or ``not``, a verb if it can be one); a capitalised word inside a
+be one; after ``to``, a modal, ``not`` or an auxiliary, an adverb between or not: ``have
+successfully completed``, a verb if it can be one); a capitalised word inside a
 sentence that lemminflect does not know as a lower-case word is a proper noun.
 """
 
@@ -59,7 +60,7 @@ def _order(low: str, found: dict[str, tuple[str, ...]], prev: Token | None, befo
         (
             lemma in ("to", "not")
             or before == "AUX"
-            or (before in ("ADV", "ADJ") and before2 in _VERB_AFTER),
+            or (before in ("ADV", "ADJ") and (before2 in _VERB_AFTER or before2 == "have")),
             ("VERB", "ADJ", "NOUN", "ADV"),
         ),
         (before == "VERB", ("NOUN", "ADJ", "ADV", "VERB")),

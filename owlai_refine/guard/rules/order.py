@@ -232,6 +232,24 @@ def _negator(t: Token) -> bool:
     return t.lemma.lower() in ("not", "n't", "不", "非", "没", "没有", "안", "못", "ない")
 
 
+def _in_parentheses(tokens: tuple[Token, ...]) -> set[int]:
+    """The indices among the words (punctuation left out, as :func:`_places` counts them) of
+    the words that stand inside parentheses."""
+    inside: set[int] = set()
+    depth = word = 0
+    for t in tokens:
+        if t.punct:
+            if t.text in ("(", "\uff08"):
+                depth += 1
+            elif t.text in (")", "\uff09") and depth:
+                depth -= 1
+            continue
+        if depth:
+            inside.add(word)
+        word += 1
+    return inside
+
+
 def swap_reasons(pair: Pair) -> list[Reason]:
     """``swapped words "smaller" <-> "larger"`` for the first pair of content words that traded
     places (see the module docstring); empty if none did."""
@@ -241,6 +259,9 @@ def swap_reasons(pair: Pair) -> list[Reason]:
     if _passive(pair.old.tokens, language) != _passive(pair.new.tokens, language):
         return []
     shared = sorted((k for k in place_a if k in place_b), key=lambda k: place_a[k][0])
+    glossed: tuple[set[int], set[int]] = (set(), set())
+    if language == "en":  # Chinese writes a label in parentheses (奖励聚合 (ARIA)): a swap
+        glossed = _in_parentheses(pair.old.tokens), _in_parentheses(pair.new.tokens)
     # each word's key where it counts between two swapped words (a content or relational word)
     keys_a = [word_key(t) if t.content or t.pos in _RELATIONAL else None for t in a]
     keys_b = [word_key(t) if t.content or t.pos in _RELATIONAL else None for t in b]
@@ -250,6 +271,10 @@ def swap_reasons(pair: Pair) -> list[Reason]:
             (ya, sya, py_a), (yb, syb, py_b) = place_a[y], place_b[y]
             if yb > xb or sxa != sya or sxb != syb:
                 continue  # the same order, or not one sentence on both sides
+            if {xa, ya} & glossed[0] or {xb, yb} & glossed[1]:
+                continue  # an English gloss in parentheses moved with what it glosses (a
+                # list's items reordered, "leadership (scholarch) of the Academy" ->
+                # "leadership of the Academy (the role of scholarch)")
             if (
                 a[xa].pos != a[ya].pos
                 and {a[xa].pos, a[ya].pos} != {"NOUN", "PROPN"}
