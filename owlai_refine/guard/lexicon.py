@@ -233,12 +233,16 @@ def _category(raw: dict[str, Any], latin: bool) -> Category:
     if kind in ("values", "units"):
         values = raw.get("values", {})
         every = [form for forms in values.values() for form in forms]
-        per_value = tuple(
-            (str(v), re.compile(_alternation(fs, words=latin, literal=True), flags))
-            for v, fs in values.items()
-        ) + _value_patterns(raw, flags)
+        patterned = _value_patterns(raw, flags)
+        per_value = (
+            tuple(
+                (str(v), re.compile(_alternation(fs, words=latin, literal=True), flags))
+                for v, fs in values.items()
+            )
+            + patterned
+        )
         alternatives = [_alternation(every, words=latin, literal=True)] if every else []
-        alternatives += [p.pattern for _, p in _value_patterns(raw, flags)]
+        alternatives += [p.pattern for _, p in patterned]
         pattern = re.compile("|".join(alternatives), flags)
         return Category(raw["name"], kind, pattern, exclude, values=per_value)
     if kind in ("numerals", "counters"):
@@ -301,8 +305,9 @@ def _latin_category(raw: dict[str, Any], kind: Kind, exclude: re.Pattern[str] | 
     if raw.get("patterns"):
         parts.append(_alternation(list(raw["patterns"]), words=False, literal=False))
     if kind == "values" and raw.get("value_patterns"):
-        per_value += _value_patterns(raw, flags)
-        parts += [p.pattern for _, p in _value_patterns(raw, flags)]
+        patterned = _value_patterns(raw, flags)
+        per_value += patterned
+        parts += [p.pattern for _, p in patterned]
     pattern = re.compile("|".join(parts), flags) if parts else None
     pairs = tuple(
         (_matcher(a, True), _matcher(b, True), a.rstrip("*"), b.rstrip("*"))

@@ -11,7 +11,6 @@ letter or digit stands on its outer side (``platform's`` is an apostrophe).
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from owlai_refine.guard.pair import Pair
 from owlai_refine.guard.reasons import Reason
@@ -21,14 +20,15 @@ __all__ = ["quotation_reasons"]
 _QUOTED = re.compile(
     r"(?<![A-Za-z0-9])'([^'\n]{2,60})'(?![A-Za-z0-9])"
     r'|"([^"\n]{2,60})"'
-    "|\u2018([^\u2019\n]{2,60})\u2019|\u201c([^\u201d\n]{2,60})\u201d"
     "|\u300c([^\u300d\n]{1,60})\u300d|\u300e([^\u300f\n]{1,60})\u300f"
 )
+"""A quoted phrase of the normalised prose (``Pair.block_prose``: curly quotes are straight
+there and full-width forms folded, ``guard.normalise``)."""
 _SPACE = re.compile(r"\s+")
 
 
 def _key(text: str) -> str:
-    return _SPACE.sub("", unicodedata.normalize("NFKC", text)).casefold()
+    return _SPACE.sub("", text).casefold()
 
 
 def quotation_reasons(pair: Pair) -> list[Reason]:
