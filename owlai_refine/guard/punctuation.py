@@ -12,7 +12,8 @@ markers and link destinations blanked), so a change of typesetting (a full-width
 - **quotation marks**: a term the block quotes (``'리더십 대화'``, ``"prefix cache"``,
   ``「推論」``) that the reply keeps without any quotation marks: quoting names a term, a title or
   someone's words, and an edit may change the style of the marks but not drop them.
-  ``lost quotes "리더십 대화"``.
+  ``lost quotes "리더십 대화"``. A comma or a full stop set inside the closing mark (the
+  American style: ``"period subkey."``) or outside it is the same quotation.
 """
 
 from __future__ import annotations
@@ -54,12 +55,14 @@ def _ending(text: str) -> str | None:
 
 
 def _quoted(text: str) -> set[str]:
-    """The terms ``text`` quotes, each with its inner spaces made one."""
+    """The terms ``text`` quotes, each with its inner spaces made one and without the
+    sentence mark the American style sets inside the closing quote (``"subkey."``)."""
     out = set()
     for m in _QUOTED.finditer(text):
         inner = next(g for g in m.groups() if g is not None)
-        if inner.strip():
-            out.add(" ".join(inner.split()))
+        term = " ".join(inner.split()).rstrip(".,;:!?")
+        if term:
+            out.add(term)
     return out
 
 

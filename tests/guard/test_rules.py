@@ -443,6 +443,51 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "公式サイトで詳しい手順をご覧いただけます。",
             "changed comparison",
         ),
+        (  # Chinese: the two sides of 相较于 / 与…相比 traded (set 15)
+            "相较于基线方法\uff0c新方法显著降低了推理延迟。",
+            "与新方法相比\uff0c基线方法显著降低了推理延迟。",
+            "changed comparison",
+        ),
+        (  # English: "compared with" read as a comparison's pivot
+            "Compared with Redis, Memcached uses less memory per key.",
+            "Compared with Memcached, Redis uses less memory per key.",
+            "changed comparison",
+        ),
+        (  # Korean: powers delegated to the teams now received from them (set 15)
+            "위원회는 권한을 각 팀에게 위임합니다.",
+            "위원회는 권한을 각 팀으로부터 위임받습니다.",
+            "changed direction",
+        ),
+        (  # Korean: a past made a plan, where the block says another future elsewhere
+            "우리는 번역 작업을 시작했습니다. 번역본은 곧 게시할 것입니다.",
+            "우리는 번역 작업을 시작할 계획입니다. 번역본은 곧 게시할 것입니다.",
+            "changed tense",
+        ),
+        (  # Chinese: within the group -> between groups
+            "该方法通过计算组内的相对奖励估计优势。",
+            "该方法通过计算组间的相对奖励估计优势。",
+            "changed polarity direction",
+        ),
+        (  # option labels said in the other order (set 15)
+            "The case against (i) is the uncertainty it adds. The case against (ii) is the cost.",
+            "The case against (ii) is the uncertainty it adds. The case against (i) is the cost.",
+            "swapped labels",
+        ),
+        (  # Korean: the modifier of a compound written apart replaced (set 15)
+            "보안 팀을 제외한 모든 팀이 이 절차를 따릅니다.",
+            "인프라 팀을 제외한 모든 팀이 이 절차를 따릅니다.",
+            "changed word",
+        ),
+        (  # Japanese: an element added to a list of two joined by ・ (set 15)
+            "データは有志により収集されています。",
+            "データは有志により収集・検証されています。",
+            "added list element",
+        ),
+        (  # Korean: a result the block does not claim added (set 15)
+            "이 규칙은 각 팀의 책임 범위를 명확히 합니다.",
+            "이 규칙은 각 팀의 책임 범위를 명확히 하여 프로젝트 운영의 투명성을 높입니다.",
+            "added clause",
+        ),
     ],
 )
 def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None:
@@ -707,6 +752,41 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
             "In Rome, it is believed he met the poet Virgil.",
             "In Rome, he is believed to have met the poet Virgil.",
         ),
+        (  # the American style sets the full stop inside the quotes (set 15)
+            'Each node derives a "session key". The key is never shared.',
+            'Each node derives a "session key." The key is never shared.',
+        ),
+        (  # "one" as a pronoun, no count (set 15)
+            "Crates that lack a build script can opt in now, but crates that have a build "
+            "script may need a flag.",
+            "Crates that lack a build script can opt in now, but crates that have one may need "
+            "a flag.",
+        ),
+        (  # Japanese: ていただいている is no past (set 15)
+            "このプロジェクトに貢献してくれているみなさんです\uff01",
+            "本プロジェクトに貢献していただいているみなさまです\uff01",
+        ),
+        (  # Korean: 절대 -> 결코, both "never" (set 15)
+            "중재팀은 이 기록을 절대 볼 수 없습니다.",
+            "중재팀은 이 기록을 결코 볼 수 없습니다.",
+        ),
+        (  # "A and B each have" says "both A and B have" (set 15)
+            "While both Intel and AMD have their own roadmaps, they share one goal.",
+            "Even though Intel and AMD each have their own roadmaps, they share one goal.",
+        ),
+        (  # Korean: a noun that places a thing among others is no modifier (일원 -> 구성원)
+            "위원회 일원 사이의 갈등은 의장이 조정합니다.",
+            "위원회 구성원 사이의 갈등은 의장이 조정합니다.",
+        ),
+        (  # "compared to A due to B": the cause is not part of the standard
+            "Quantum systems are more error-prone compared to classical systems due to "
+            "decoherence.",
+            "Due to decoherence, quantum systems are more error-prone than classical systems.",
+        ),
+        (  # Chinese: 相较于 -> 与…相比, the same standard
+            "相较于基线方法\uff0c新方法显著降低了推理延迟。",
+            "与基线方法相比\uff0c新方法显著降低了推理延迟。",
+        ),
     ],
 )
 def test_a_faithful_edit_passes(block: str, reply: str) -> None:
@@ -744,3 +824,21 @@ def test_a_runaway_reply_is_refused_on_length_alone_before_any_alignment() -> No
     block = "Costs fell in 2024 [4]."
     text, reasons = _verdict(block, "Costs rose and rose. " * 50_000)  # about 1 MB
     assert text is None and [str(r) for r in reasons] == ["too long: 45652.13x"]
+
+
+def test_an_inserted_clause_of_new_words_is_an_added_clause() -> None:
+    from owlai_refine.guard.rules.added import added_clause_reasons  # noqa: PLC0415
+
+    block = "이 RFC는 또한 심의회와 각 팀 사이의 감독 및 책임성 메커니즘을 확립합니다."
+    reply = (
+        "이 RFC는 또한 심의회와 각 팀 사이의 감독 및 책임성 메커니즘을 확립하여 "
+        "프로젝트 운영의 투명성을 높입니다."
+    )
+    found = added_clause_reasons(Pair(block, reply, "ko"))
+    assert [r.group for r in found] == ["added clause"] and "투명성" in found[0].detail
+    # text moved with a word or two of its own, mostly the block's words: no clause
+    block = "使用LLM生成语义状态嵌入\uff0c结合情景记忆和工作记忆\uff0c实现高效决策。"
+    reply = (
+        "使用LLM生成语义状态嵌入\uff0c并将其与情景记忆和工作记忆相结合。这一设计实现了高效决策。"
+    )
+    assert added_clause_reasons(Pair(block, reply, "zh")) == []

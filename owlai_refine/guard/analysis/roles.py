@@ -19,7 +19,7 @@ ROLE_FAMILIES = {
     "progressive": "tense", "future": "tense", "perfect": "tense", "comparative": "comparison",
     "equality": "comparison", "negator": "negation", "numeral": "count",
     "contrast": "negation", "frequency": "degree", "source": "attribution", "onset": "aspect",
-    "completion": "aspect",
+    "completion": "aspect", "recipient": "direction", "giver": "direction",
 }  # fmt: skip
 """Each role's family: the group of the reason a change of it gives (``changed degree``)."""
 
@@ -48,8 +48,8 @@ def _raw() -> dict[str, Any]:
 @cache
 def policy(language: str) -> dict[str, str]:
     """Role -> what counts as its change in ``language`` (``"count"``, ``"presence"``,
-    ``"lost"``, ``"fewer"`` or ``"shift"``; see ``roles.toml``): the shared ``[policy]`` with
-    the language's own over it."""
+    ``"lost"``, ``"fewer"``, ``"shift"`` or ``"trade"``; see ``roles.toml``): the shared
+    ``[policy]`` with the language's own over it."""
     raw = _raw()
     out = {role: "count" for role in ROLE_FAMILIES}
     out.update(raw.get("policy", {}))

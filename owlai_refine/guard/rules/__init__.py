@@ -20,17 +20,20 @@ rule                       gate       refuses
 ``tables``                 meaning    the word tables (negators, hedges, opposites, dates, number
                                       words), numbers in context, names, clauses, markers in place,
                                       tense, spelling, endings and quotes (``guard.meaning``)
-``roles``                  meaning    a degree, tense, aspect, comparison, contrast or source word
-                                      added or dropped
+``roles``                  meaning    a degree, tense, aspect, comparison, contrast, source or
+                                      direction word added or dropped (Korean 에게 -> 으로부터)
 ``swapped_words``          meaning    two words that traded places
 ``traded_predicates``      meaning    two parallel clauses' subjects that traded predicates
                                       (Chinese)
-``sides``                  meaning    a word that crossed a comparison's sides (``than``, 比,
-                                      より, 보다) or a sequence's (``after``, 之后, 後, 후)
+``sides``                  meaning    a word that crossed a comparison's sides (``than``,
+                                      ``compared with``, 比, 相较于, 与…相比, より, 보다) or a
+                                      sequence's (``after``, 之后, 後, 후)
 ``lost_list_element``      meaning    an item of an enumeration dropped
-``added_list_element``     meaning    an item added to an enumeration, in words all new
+``added_list_element``     meaning    an item added to an enumeration or to a pair (収集・検証),
+                                      in words all new
 ``moved_negation``         meaning    a negation moved to another word
-``links``                  meaning    two link texts or two parenthesised labels swapped
+``links``                  meaning    two link texts or two parenthesised labels swapped, or
+                                      option labels said in another order (``(i)``, ``(ii)``)
 ``antonyms``               meaning    a word replaced by its opposite
 ``modifiers``              meaning    the noun before a kept noun replaced (another thing of
                                       that kind: 중심팀 -> 중재팀)
@@ -39,6 +42,8 @@ rule                       gate       refuses
 ``claims``                 meaning    a predicate adjective dropped (English)
 ``qualifiers``             meaning    an attribute dropped with its 的 (Chinese)
 ``quotations``             meaning    a phrase in quotation marks said in other words
+``added_clause``           meaning    a run of three or more content words all new inserted (a
+                                      result, a cause, an evaluation the block does not claim)
 =========================  =========  ==========================================================
 """
 
@@ -57,6 +62,7 @@ from owlai_refine.guard.meaning import meaning_problems, morpheme_index
 from owlai_refine.guard.pair import Pair
 from owlai_refine.guard.reasons import Reason
 from owlai_refine.guard.repetition import repetition_problem
+from owlai_refine.guard.rules.added import added_clause_reasons
 from owlai_refine.guard.rules.claims import claim_reasons
 from owlai_refine.guard.rules.links import label_reasons, link_reasons
 from owlai_refine.guard.rules.negation import negation_reasons
@@ -82,11 +88,14 @@ Check = Callable[[Pair, GuardConfig], Iterable[Reason]]
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """One check: its ``name``, its function and its :data:`Gate`."""
+    """One check: its ``name``, its function and its :data:`Gate`; ``unless``: a reason group
+    that, already given by an earlier rule, makes this one's reasons say nothing new (the
+    tables' surface clause check and the ``added_clause`` rule both find ``added clause``)."""
 
     name: str
     check: Check
     gate: Gate = "meaning"
+    unless: str | None = None
 
 
 def _some(reason: Reason | None) -> list[Reason]:
@@ -177,6 +186,7 @@ RULES: tuple[Rule, ...] = (
     Rule("claims", _pair_only(claim_reasons)),
     Rule("qualifiers", _pair_only(qualifier_reasons)),
     Rule("quotations", _pair_only(quotation_reasons)),
+    Rule("added_clause", _pair_only(added_clause_reasons), unless="added clause"),
 )
 """Every rule, in the order their reasons are reported."""
 
@@ -193,6 +203,8 @@ def run_rules(block: str, reply: str, config: GuardConfig) -> list[Reason]:
         if rule.gate == "language" and language_changed:
             continue
         if rule.gate == "meaning" and (structural or language_changed):
+            continue
+        if rule.unless is not None and any(r.group == rule.unless for r in reasons):
             continue
         found = list(rule.check(pair, config))
         if rule.name == "structure":

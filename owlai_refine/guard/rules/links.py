@@ -64,9 +64,27 @@ def _labels(text: str) -> dict[str, str]:
     return {name: labels[0] for name, labels in seen.items() if len(labels) == 1}
 
 
+_ENUMERATOR = re.compile(r"(?<![\w(])\((?:[ivx]{1,4}|[a-h]|\d{1,2})\)(?!\w)")
+"""An option's or a step's label in prose: ``(i)``, ``(ii)``, ``(b)``, ``(2)``."""
+
+
+def _enumerator_swap(pair: Pair) -> list[Reason]:
+    """``swapped labels "(i)" <-> "(ii)"`` when the reply says the block's option labels, each
+    as often, in another order: the argument against (i) is now the one against (ii)."""
+    old, new = _ENUMERATOR.findall(pair.block), _ENUMERATOR.findall(pair.reply)
+    if len(set(old)) < 2 or sorted(old) != sorted(new) or old == new:
+        return []
+    first = next(i for i, (x, y) in enumerate(zip(old, new, strict=True)) if x != y)
+    return [Reason("swapped labels", f'"{old[first]}" <-> "{new[first]}"')]
+
+
 def label_reasons(pair: Pair) -> list[Reason]:
     """``swapped labels "A" <-> "B"`` when a word's parenthesised label in the reply is the one
-    another word had in the block (two people's roles or two methods' names swapped)."""
+    another word had in the block (two people's roles or two methods' names swapped), or when
+    the reply says the block's option labels (``(i)``, ``(ii)``) in another order."""
+    swapped = _enumerator_swap(pair)
+    if swapped:
+        return swapped
     old, new = _labels(pair.block), _labels(pair.reply)
     owners = {label: name for name, label in old.items()}
     for name, label in old.items():

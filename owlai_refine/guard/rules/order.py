@@ -408,12 +408,13 @@ def _korean_pairs(tokens: tuple[Token, ...]) -> list[list[list[Token]]]:
 _NOMINAL = frozenset({"NOUN", "PROPN", "ADJ"})
 
 
-def _chinese_pairs(tokens: tuple[Token, ...]) -> list[list[list[Token]]]:
-    """The two nouns or adjectives an ideographic comma joins (稀疏、高维), where no other comma
-    joins them to more: a Chinese list of two is said so, and its items are the words next to
-    the comma (the words before them may be the clause's)."""
+def _pairs(tokens: tuple[Token, ...], mark: str) -> list[list[list[Token]]]:
+    """The two nouns or adjectives ``mark`` joins (Chinese 稀疏、高维 with the ideographic
+    comma, Japanese 収集・検証 with the middle dot), where no other mark joins them to more: a
+    list of two is said so, and its items are the words next to the mark (the words before
+    them may be the clause's)."""
     out: list[list[list[Token]]] = []
-    commas = [i for i, t in enumerate(tokens) if t.text == "\u3001"]
+    commas = [i for i, t in enumerate(tokens) if t.text == mark]
     for i in commas:
         if i - 2 in commas or i + 2 in commas or not 0 < i < len(tokens) - 1:
             continue  # a longer list: the enumerations'
@@ -421,6 +422,15 @@ def _chinese_pairs(tokens: tuple[Token, ...]) -> list[list[list[Token]]]:
         if all(t.content and t.pos in _NOMINAL for t in (before, after)):
             out.append([[before], [after]])
     return out
+
+
+_PAIR_MARKS = {"zh": "\u3001", "ja": "\u30fb"}
+"""The mark that joins a list of two in a language (、 in Chinese, ・ in Japanese)."""
+
+
+def _two(tokens: tuple[Token, ...], language: str) -> list[list[list[Token]]]:
+    mark = _PAIR_MARKS.get(language)
+    return _pairs(tokens, mark) if mark else []
 
 
 def list_reasons(pair: Pair) -> list[Reason]:
@@ -433,8 +443,7 @@ def list_reasons(pair: Pair) -> list[Reason]:
     lists = _enumerations(pair.old.tokens, pair.old.language)
     if pair.old.language == "ko":
         lists += _korean_pairs(pair.old.tokens)
-    if pair.old.language == "zh":
-        lists += _chinese_pairs(pair.old.tokens)
+    lists += _two(pair.old.tokens, pair.old.language)
     for items in lists:
         for n, item in enumerate(items):
             others = {word_key(t) for m, other in enumerate(items) if m != n for t in other}
@@ -463,7 +472,7 @@ def added_list_reasons(pair: Pair) -> list[Reason]:
     block = pair.old.words
     block_keys = {word_key(t) for t in block} | {t.text.lower() for t in block}
     block_text = pair.block.lower()  # the whole block: a word of its math or code is not new
-    for items in _enumerations(pair.new.tokens, language):
+    for items in _enumerations(pair.new.tokens, language) + _two(pair.new.tokens, language):
         for item in items:
             content = [t for t in item if t.content]
             if (

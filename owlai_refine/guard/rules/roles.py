@@ -49,10 +49,12 @@ def _comparative(t: Token, after: tuple[Token, ...]) -> bool:
 
 
 def _gained_other(role: str, old: dict[str, list[str]], new: dict[str, list[str]]) -> bool:
-    """True if another role of ``role``'s family is in ``new`` and not in ``old``."""
+    """True if another role of ``role``'s family has more words in ``new`` than in ``old``
+    (시작했습니다 -> 시작할 계획입니다: the past gone, a plan come in, whether or not the block
+    said another plan elsewhere)."""
     family = ROLE_FAMILIES[role]
     return any(
-        ROLE_FAMILIES[r] == family and r != role and new.get(r) and not old.get(r)
+        ROLE_FAMILIES[r] == family and r != role and len(new.get(r, ())) > len(old.get(r, ()))
         for r in ROLE_FAMILIES
     )
 
@@ -93,6 +95,8 @@ def role_reasons(pair: Pair) -> list[Reason]:
         if rule == "fewer" and len(b) > len(a) > 0:
             continue
         if rule == "shift" and not (a and not b and _gained_other(role, old, new)):
+            continue
+        if rule == "trade" and not (len(b) < len(a) and _gained_other(role, old, new)):
             continue
         lost = list((Counter(a) - Counter(b)).elements())
         added = list((Counter(b) - Counter(a)).elements())

@@ -1,18 +1,19 @@
 """The sides rule: a word that crossed a comparison's or a sequence's two sides.
 
 Pure code, over the pair's analysed tokens. A comparison names what is compared and the
-standard it is compared with: in English the words after ``than`` (``AES-256 is more secure
-than AES-128 or AES-192``), in Chinese after 比 (``A比B更快``), in Japanese and Korean the words
-before the particle より / 보다 (``AはBより速い``, ``A는 B보다 빠르다``). A sequence names what
+standard it is compared with: in English the words after ``than`` or ``compared with`` (``AES-256
+is more secure than AES-128 or AES-192``), in Chinese after 比 or 相较于 and before 相比 (``A比B
+更快``, ``与B相比A更快``), in Japanese and Korean the words before the particle より / 보다
+(``AはBより速い``, ``A는 B보다 빠르다``). A sequence names what
 comes first the same way: after ``after`` / ``before``, before 之后 / 之前, 後 / 前, 후 / 전
 (``継続事前学習後に事後学習``). A sentence of the block and one of the reply with the same
 pivot that share most words say the same relation; a content word that stood in the block's
 standard and stands in the reply's sentence outside it (or the reverse) crossed sides: ``...
 than AES-128 or AES-192`` -> ``AES-256 and AES-192 are more secure than AES-128``;
 ``suffering injustice is better than committing it`` -> ``committing injustice is better
-than suffering it``; ``継続事前学習後に事後学習`` -> ``事後学習の後に継続事前学習``. Rewording a
-relation the other way round (``compared with B, A is faster``; ``B, then A``) leaves no pivot
-on one side, and is not judged here.
+than suffering it``; ``継続事前学習後に事後学習`` -> ``事後学習の後に継続事前学習``;
+``相较于MAPPO MHGPO更快`` -> ``与MHGPO相比 MAPPO更快``. Rewording a relation with no pivot on
+one side (``B, then A``) is not judged here.
 """
 
 from __future__ import annotations
@@ -38,6 +39,12 @@ class _Pivots:
     """True if the standard follows the pivot (``than B``), false if it precedes it (Bより)."""
     pos: frozenset[str] = frozenset()
     """The parts of speech a pivot may have (empty: any): the particle より, not the verb."""
+    linked: frozenset[tuple[str, str]] = frozenset()
+    """Two words that make a pivot whose standard follows them (``compared with B``, 相对于B,
+    相比于B)."""
+    reversed: frozenset[str] = frozenset()
+    """Pivots the other way round: their standard precedes them (与B相比, 与B相较), unless a
+    ``linked`` word follows (相比于B)."""
 
 
 _COMPARE = "changed comparison"
@@ -45,11 +52,24 @@ _ORDER = "swapped words"
 _PARTICLE = frozenset({"ADP", "PART"})
 _PIVOTS: dict[str, tuple[_Pivots, ...]] = {
     "en": (
-        _Pivots(_COMPARE, frozenset({"than"}), follows=True),
+        _Pivots(
+            _COMPARE,
+            frozenset({"than"}),
+            follows=True,
+            linked=frozenset(
+                {("compare", "with"), ("compare", "to"), ("relative", "to"), ("in", "comparison")}
+            ),
+        ),
         _Pivots(_ORDER, frozenset({"after", "before"}), follows=True, pos=frozenset({"ADP"})),
     ),
     "zh": (
-        _Pivots(_COMPARE, frozenset({"比"}), follows=True),
+        _Pivots(
+            _COMPARE,
+            frozenset({"比", "较之", "比起"}),
+            follows=True,
+            linked=frozenset({("相比", "于"), ("相较", "于"), ("相对", "于")}),
+            reversed=frozenset({"相比", "相较"}),
+        ),
         _Pivots(_ORDER, frozenset({"之后", "以后", "之前", "以前"}), follows=False),
     ),
     "ja": (
@@ -118,6 +138,12 @@ def _standard_after(sentence: list[Token], i: int, language: str) -> list[Token]
             break
         if language == "zh" and out and t.pos in ("ADJ", "VERB", "ADV"):
             break  # A比B更快: the standard ends at the predicate
+        if (
+            language == "en"
+            and out
+            and ((t.pos == "ADP" and t.lemma.lower() != "of") or t.lemma.lower() in _CAUSAL)
+        ):
+            break  # "compared to classical systems due to decoherence": a noun phrase
         if t.pos == "CCONJ":
             joined = True
             continue
@@ -133,8 +159,28 @@ def _standard_after(sentence: list[Token], i: int, language: str) -> list[Token]
     return out
 
 
+_CAUSAL = frozenset({"due", "because", "owing", "thanks"})
+"""``due to``, ``because of``: a cause after the standard, not part of it."""
 _NOT_COMPARED = frozenset({"rather", "other"})
 """``rather than`` (a contrast) and ``other than`` (an exception) compare nothing."""
+
+
+def _direction(sentence: list[Token], i: int, kind: _Pivots) -> bool | None:
+    """Whether ``sentence[i]`` is a pivot of ``kind`` whose standard follows it (``True``:
+    than B, compared with B, 相对于B), one whose standard precedes it (``False``: Bより,
+    与B相比), or no pivot (``None``)."""
+    t = sentence[i]
+    lemma = t.lemma.lower()
+    if kind.pos and t.pos not in kind.pos:
+        return None
+    if lemma in kind.words:
+        return kind.follows
+    nxt = sentence[i + 1].lemma.lower() if i + 1 < len(sentence) else ""
+    if (lemma, nxt) in kind.linked:
+        return True
+    if lemma in kind.reversed:
+        return False
+    return None
 
 
 def _comparisons(tokens: tuple[Token, ...], language: str, kind: _Pivots) -> list[_Comparison]:
@@ -143,19 +189,17 @@ def _comparisons(tokens: tuple[Token, ...], language: str, kind: _Pivots) -> lis
     out: list[_Comparison] = []
     for sentence in sentences(tokens):
         at = [
-            i
-            for i, t in enumerate(sentence)
-            if t.lemma.lower() in kind.words and (not kind.pos or t.pos in kind.pos)
+            (i, d) for i in range(len(sentence)) if (d := _direction(sentence, i, kind)) is not None
         ]
         if len(at) != 1:
             continue
-        standard = _standard(sentence, at[0], language, kind.follows)
+        standard = _standard(sentence, at[0][0], language, at[0][1])
         if not standard:
             continue
         keys = {word_key(t) for t in standard}
         words = {word_key(t): t.text for t in sentence if t.content}
         rest = frozenset(words) - keys
-        out.append(_Comparison(frozenset(keys), rest, words, sentence[at[0]].text))
+        out.append(_Comparison(frozenset(keys), rest, words, sentence[at[0][0]].text))
     return out
 
 

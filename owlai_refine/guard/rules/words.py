@@ -9,9 +9,9 @@ one its language's resource calls an antonym (WordNet for English: ``complexity`
 An edit that replaced only the noun before a noun the reply keeps (``inference optimization``
 -> ``training optimization``, 异构群组 -> 同构群组, 중심팀 -> 중재팀, 視覚エンコーダ ->
 音声エンコーダ) names another thing of that kind, unless the two are forms, synonyms or
-derivations of one word: ``changed word "중심" -> "중재" (before "팀")``. Korean writes a
-modifier that is not part of a name apart (다음 팀, "the next team"): there only a compound
-written as one word counts.
+derivations of one word: ``changed word "중심" -> "중재" (before "팀")``. A Korean compound
+counts written as one word or apart (중재 팀 -> 인프라 팀), but not with a noun that places a
+thing in time or order (다음 팀, "the next team"; 구성원 사이, "among the members").
 
 An edit that replaced a noun (or a run of up to three: 중재 팀) by nouns the block already names
 elsewhere, so that the reply names the first fewer times and the others more, gives a claim to
@@ -35,6 +35,12 @@ from owlai_refine.guard.rules.order import word_key
 __all__ = ["antonym_reasons", "modifier_reasons", "named_elsewhere_reasons"]
 
 _NOUNS = frozenset({"NOUN", "PROPN"})
+_KO_RELATIONAL = frozenset(
+    {"다음", "후", "뒤", "전", "이후", "이전", "즉시", "대로", "경우", "때", "중", "사이", "간"}
+)
+"""Korean nouns that place a thing in time, order or among others (다음 팀, "the next team";
+구성원 사이, "among the members"); Kiwi tags them as common nouns (NNG). Before or as the head
+they say where, not which of a kind."""
 
 
 def antonym_reasons(pair: Pair) -> list[Reason]:
@@ -55,10 +61,6 @@ def _noun(t: Token) -> bool:
     return t.pos in _NOUNS or t.tag == "VBG"
 
 
-def _joined(first: Token, second: Token) -> bool:
-    return second.start == first.start + len(first.text)
-
-
 def _key_counts(pair: Pair) -> tuple[Counter[str], Counter[str]]:
     """How often each word key stands in the block and in the reply."""
     return Counter(map(word_key, pair.old.words)), Counter(map(word_key, pair.new.words))
@@ -67,13 +69,13 @@ def _key_counts(pair: Pair) -> tuple[Counter[str], Counter[str]]:
 def modifier_reasons(pair: Pair) -> list[Reason]:
     """One reason for the first edit that replaced the noun before a kept noun by an unrelated
     noun (see the module docstring)."""
-    a, b = pair.old.words, pair.new.words
+    a = pair.old.words
     old_keys, new_keys = _key_counts(pair)
     for e in pair.edits:
         if e.cls is not EditClass.CONTENT or len(e.old) != 1 or len(e.new) != 1:
             continue
         x, y = e.old[0], e.new[0]
-        after_old, after_new = e.at_old + 1, e.at_new + 1
+        after_old = e.at_old + 1
         if not (_noun(x) and _noun(y)) or after_old >= len(a):
             continue
         if x.tag == "VBG" and e.at_old and a[e.at_old - 1].pos in ("NOUN", "PROPN", "VERB"):
@@ -83,10 +85,8 @@ def modifier_reasons(pair: Pair) -> list[Reason]:
         kx, ky = word_key(x), word_key(y)
         if head.pos not in _NOUNS or new_keys[kx] >= old_keys[kx] or old_keys[ky] >= new_keys[ky]:
             continue  # not a modifier, or a word moved (as often on both sides)
-        if pair.old.language == "ko" and not (
-            _joined(x, head) and after_new < len(b) and _joined(y, b[after_new])
-        ):
-            continue
+        if pair.old.language == "ko" and {x.lemma, y.lemma, head.lemma} & _KO_RELATIONAL:
+            continue  # 다음 팀 -> 후 팀, 일원 사이 -> 구성원 사이: a place in time or order
         if related(x, y, pair.old.language) is None:
             detail = f'"{x.text}" -> "{y.text}" (before "{head.text}")'
             return [Reason("changed word", detail)]

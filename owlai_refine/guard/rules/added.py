@@ -1,0 +1,72 @@
+"""The added-clause rule: a clause the reply inserts, with words the block has nowhere.
+
+Pure code, over the pair's edits (``guard.edits``). An edit that replaces no content word of
+the block and brings in at least :data:`MIN_NEW` content words (nouns, verbs, adjectives) whose
+lemmas the block has nowhere, one of them a verb or an adjective, says something the block did
+not: a result (``...확립하여 프로젝트 운영의 투명성을 높입니다``), a cause, an evaluation
+(``从而显著提升了最终答案的准确率``): ``added clause "프로젝트 운영의 투명성을 높이"``. A copy
+edit inserts connectives, particles and words of the block said again; a rewording replaces
+words (an edit with the block's words on its other side), and is judged by the other rules.
+English words that WordNet relates to a word of the block, and Chinese, Japanese or Korean words
+that hold one of the block's words or stand inside one (相结合 for 结合, 形 for 形式), are said
+again, not new; the light verbs (是, 있다, する, ``be``) are not counted; and a run whose
+content words are mostly the block's is text moved with a word or two added, not a clause.
+"""
+
+from __future__ import annotations
+
+from owlai_refine.guard.edits import restated
+from owlai_refine.guard.pair import Pair
+from owlai_refine.guard.reasons import Reason
+
+__all__ = ["MIN_NEW", "added_clause_reasons"]
+
+MIN_NEW = 3
+"""The fewest new content words an inserted run needs to be a clause (Korean 투명성, 높이다 and
+운영; fewer is a word or two of emphasis, the role and word rules')."""
+_CONTENT = frozenset({"NOUN", "PROPN", "VERB", "ADJ"})
+_PREDICATE = frozenset({"VERB", "ADJ"})
+_LIGHT = frozenset(
+    {
+        "be", "have", "do", "make", "get", "是", "有", "进行", "为", "成为", "하다", "있다", "되다",
+        "이다", "없다", "않다", "為る", "居る", "有る", "成る", "出来る", "行う", "於く",
+    }
+)  # fmt: skip
+"""Verbs that carry a sentence's grammar rather than a claim of their own."""
+
+
+def _said_again(word: str, block: set[str], language: str) -> bool:
+    """True if a Chinese, Japanese or Korean ``word`` holds a block word of two characters or
+    more (相结合: 结合), or stands inside one (形: 形式; 대표: 대표자)."""
+    if language not in ("zh", "ja", "ko"):
+        return False
+    return any(len(b) >= 2 and (b in word or word in b) for b in block)
+
+
+def added_clause_reasons(pair: Pair) -> list[Reason]:
+    """``added clause "..."`` for the first inserted run of new content words (see the module
+    docstring); empty if there is none."""
+    block = {t.lemma.lower() for t in pair.old.words} | {t.text.lower() for t in pair.old.words}
+    for edit in pair.edits:
+        if any(t.content for t in edit.old):
+            continue
+        new = [
+            t
+            for t in edit.new
+            if t.content
+            and t.pos in _CONTENT
+            and t.lemma.lower() not in block
+            and t.text.lower() not in block
+            and t.lemma not in _LIGHT
+            and not _said_again(t.text, block, pair.old.language)
+            and not restated(t, pair.new, pair.old)
+        ]
+        said = [t for t in edit.new if t.content]
+        if (
+            len(new) >= MIN_NEW
+            and 2 * len(new) >= len(said)
+            and any(t.pos in _PREDICATE for t in new)
+        ):
+            shown = pair.reply_prose[new[0].start : new[-1].start + len(new[-1].text)]
+            return [Reason("added clause", f'"{" ".join(shown.split())}"')]
+    return []
