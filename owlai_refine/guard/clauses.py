@@ -155,7 +155,7 @@ def clause_problems(
     a, b = units(block), units(reply)
     a_set, b_set = set(a) | set(units(block_source)), set(b) | set(units(reply_source))
     lost: tuple[float, str] | None = None
-    added: tuple[float, str] | None = None
+    added: tuple[float, str, str] | None = None  # weight, shown, whole
     for op, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if op == "equal":
             continue
@@ -164,7 +164,7 @@ def clause_problems(
         if gone - new >= MIN_CLAUSE and (lost is None or gone > lost[0]):
             lost = (gone, _shown(a, i1, i2))
         if new - gone >= MIN_CLAUSE and (added is None or new > added[0]):
-            added = (new, _shown(b, j1, j2))
+            added = (new, _shown(b, j1, j2), _shown(b, j1, j2, limit=len(reply)))
     net = _dropped(a, b_set) - _dropped(b, a_set)  # content lost minus content brought in
     if net < MIN_NET:
         lost = None  # the run's words were reworded elsewhere (a clause moved and rephrased)
@@ -176,5 +176,5 @@ def clause_problems(
     elif part := _lost_part(block, b_set, label, reply):
         reasons.append(Reason("lost clause", f'"{part}"'))
     if added:
-        reasons.append(Reason("added clause", f'"{added[1]}"'))
+        reasons.append(Reason("added clause", f'"{added[1]}"', added=(added[2],)))
     return reasons

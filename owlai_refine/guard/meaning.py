@@ -274,7 +274,13 @@ def _value_problem(category: Category, block: str, reply: str) -> Reason | None:
     group = "date" if category.name in _DATE_CATEGORIES else category.name
     lost = _as_written(before - after, category.written(block))
     gained = _as_written(after - before, category.written(reply))
-    return Reason(f"changed {group}", f"{_forms(lost)} -> {_forms(gained)}", ": ")
+    return Reason(
+        f"changed {group}",
+        f"{_forms(lost)} -> {_forms(gained)}",
+        ": ",
+        lost=tuple(lost.elements()),
+        added=tuple(gained.elements()),
+    )
 
 
 def _as_written(values: Counter[str], written: dict[str, str]) -> Counter[str]:

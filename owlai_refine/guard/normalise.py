@@ -96,14 +96,16 @@ _SPELLED = re.compile(
     re.IGNORECASE,
 )
 _SINO_ORDINAL = re.compile(f"(?<![{HANGUL_CLASS}])([일이삼사오육칠팔구])차(?![{HANGUL_CLASS}])")
-_SINO_DIGITS = {c: n for n, c in enumerate("일이삼사오육칠팔구", start=1)} | {
-    c: n for n, c in enumerate("一二三四五六七八九十", start=1)
-}
+_SINO_DIGITS = (
+    {c: n for n, c in enumerate("일이삼사오육칠팔구", start=1)}
+    | {c: n for n, c in enumerate("一二三四五六七八九十", start=1)}
+    | {"两": 2}
+)
 
 
 def numeral_value(word: str) -> int | None:
-    """The value of a numeral of one Sino-Korean or Han character (``일`` 1, ``三`` 3, ``十``
-    10); ``None`` for any other word."""
+    """The value of a numeral of one Sino-Korean or Han character (``일`` 1, ``三`` 3, ``两``
+    2, ``十`` 10); ``None`` for any other word."""
     return _SINO_DIGITS.get(word) if len(word) == 1 else None
 
 

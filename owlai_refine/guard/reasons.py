@@ -10,7 +10,7 @@ show: ``changed degree: intensifier "significantly" -> ∅``. No code reads a re
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["EMPTY", "Reason", "quoted"]
 
@@ -24,12 +24,18 @@ class Reason:
 
     ``group``: stable, for counting (``"lost citation"``); ``detail``: the words as written,
     for reading (``"[3]"``; may be empty); ``sep``: what stands between them in
-    ``str(reason)`` (``" "``, or ``": "`` for ``structure: heading``).
+    ``str(reason)`` (``" "``, or ``": "`` for ``structure: heading``); ``lost`` and ``added``:
+    the words themselves, for code (neither is compared nor shown).
     """
 
     group: str
     detail: str = ""
     sep: str = " "
+    lost: tuple[str, ...] = field(default=(), compare=False)
+    """The words of the block the reason is about, as written (``changed number word``: the
+    forms lost; may be empty): what a later rule reads instead of :attr:`detail`."""
+    added: tuple[str, ...] = field(default=(), compare=False)
+    """The words of the reply the reason is about (``added clause``: the run inserted)."""
 
     def __str__(self) -> str:
         return f"{self.group}{self.sep}{self.detail}" if self.detail else self.group

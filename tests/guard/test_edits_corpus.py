@@ -19,8 +19,8 @@ from testsupport.edits import accepted, load_rows
 from testsupport.reports import SHARED
 
 ROWS = load_rows()
-GOOD_FLOOR = {"en": 0.89, "ja": 0.96, "ko": 0.93, "zh": 0.92}
-"""Good replies accepted, per language (measured: en 89.6%, ja 97.0%, ko 93.5%, zh 92.8% over
+GOOD_FLOOR = {"en": 0.91, "ja": 0.97, "ko": 0.94, "zh": 0.95}
+"""Good replies accepted, per language (measured: en 91.4%, ja 97.6%, ko 94.1%, zh 95.4% over
 5,780 rows, the fourteen held-out sets written blind included)."""
 BAD_FLOOR = {"en": 0.89, "ja": 0.90, "ko": 0.89, "zh": 0.90}
 """Bad replies caught, per language, every class (role swaps included) (measured: en 89.5%,

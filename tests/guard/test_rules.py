@@ -86,8 +86,14 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "lost list element",
         ),
         (  # two link texts swapped, the destinations kept
-            "See ([Docs, 2025](https://docs.example.com/a); [Blog, 2025](https://blog.example.org/b)).",
-            "See ([Blog, 2025](https://docs.example.com/a); [Docs, 2025](https://blog.example.org/b)).",
+            (
+                "See ([Docs, 2025](https://docs.example.com/a); [Blog, "
+                "2025](https://blog.example.org/b))."
+            ),
+            (
+                "See ([Blog, 2025](https://docs.example.com/a); [Docs, "
+                "2025](https://blog.example.org/b))."
+            ),
             "swapped link texts",
         ),
         (  # two people's labels swapped with every name kept
@@ -488,6 +494,56 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "이 규칙은 각 팀의 책임 범위를 명확히 하여 프로젝트 운영의 투명성을 높입니다.",
             "added clause",
         ),
+        (  # English: two phrases traded slots, each with its own words around it (set 16)
+            (
+                "Like many `rustc` options the `--check-cfg` option can be specified in a "
+                "single-argument form, with the option name and its argument joined by `=`, or "
+                "can be specified in a two-argument form."
+            ),
+            (
+                "Like many `rustc` options, the `--check-cfg` option can be specified in a "
+                "two-argument form, with the option name and its argument joined by `=`, or in "
+                "a single-argument form."
+            ),
+            "swapped words",
+        ),
+        (  # English: an ongoing state said as a past one (set 16)
+            (
+                "Despite significant advancements in 2024, the implementation of blockchain in "
+                "logistics continues to face substantial challenges."
+            ),
+            (
+                "Despite significant advancements in 2024, the implementation of blockchain in "
+                "logistics faced substantial challenges."
+            ),
+            "changed tense",
+        ),
+        (  # English: the degree word major dropped (set 16)
+            "Achieving seamless interoperability remains a major challenge for the sector.",
+            "Achieving seamless interoperability remains a challenge for the sector.",
+            "changed degree",
+        ),
+        (  # English: increased said as lower: the other direction (set 16)
+            (
+                "The lack of universal standards leads to fragmentation and increased "
+                "integration costs."
+            ),
+            "The lack of universal standards leads to fragmentation and lower integration costs.",
+            "changed comparison",
+        ),
+        (  # Chinese: a count that is not the list's (set 16)
+            "量子智能体是感知、处理、行动跨越经典和量子维度的自主系统。",
+            "量子智能体是一类自主系统\uff0c其感知、处理和行动跨越经典与量子三个维度。",
+            "changed number word",
+        ),
+        (  # Korean: 아니라는 (that it is not) is a negation, not the connective 아니라 (set 16)
+            (
+                "그렇다고 해서 비영어권 언어로 된 댓글을 다룰 준비를 마친 것은 아니오니 이에 "
+                "유의하십시오."
+            ),
+            "그렇다고 해서 비영어권 언어로 된 댓글을 다룰 준비를 마쳤다는 점에 유의해 주십시오.",
+            "changed polarity negation",
+        ),
     ],
 )
 def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None:
@@ -683,7 +739,10 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
         ),
         (  # Japanese: 不 inside 不具合 ("a fault") is no negation
             "表の表示崩れやレイアウトの問題を防ぐため、Web版の閲覧を推奨いたします。",
-            "表の表示崩れやレイアウト上の不具合を避けるため、Web版でご覧になることをおすすめします。",
+            (
+                "表の表示崩れやレイアウト上の不具合を避けるため、Web版でご覧になることをおすすめ"
+                "します。"
+            ),
         ),
         (  # Chinese: 持续 and 不断 both "continually", 优于 and 超越 both "better than"
             "通过迭代更新持续提升性能\uff0c并在代码生成等任务上优于现有基线。",
@@ -786,6 +845,87 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
         (  # Chinese: 相较于 -> 与…相比, the same standard
             "相较于基线方法\uff0c新方法显著降低了推理延迟。",
             "与基线方法相比\uff0c新方法显著降低了推理延迟。",
+        ),
+        (  # English: two phrases moved to the front and the end of the sentence (set 16)
+            (
+                "The project demonstrates strong community engagement with 88 contributors and "
+                "19,531 GitHub stars as of February 2026."
+            ),
+            (
+                "As of February 2026, the project has 88 contributors and 19,531 GitHub stars, "
+                "reflecting strong community engagement."
+            ),
+        ),
+        (  # English: increased said as higher (set 16)
+            (
+                "The lack of universal standards leads to fragmentation and increased "
+                "integration costs."
+            ),
+            "The lack of universal standards leads to fragmentation and higher integration costs.",
+        ),
+        (  # English: more research said as further research (set 16)
+            (
+                "The Planner analyzes research objectives and creates structured execution "
+                "plans, determining if sufficient context is available or if more research is "
+                "needed."
+            ),
+            (
+                "The Planner analyzes the research objectives and draws up structured execution "
+                "plans, deciding whether enough context is available or whether further "
+                "research is required."
+            ),
+        ),
+        (  # English: over two millennia said as more than two (set 16)
+            "His ideas have been central to philosophical debate for over two millennia [43, 44].",
+            (
+                "His ideas have remained central to philosophical debate for more than two "
+                "millennia [43, 44]."
+            ),
+        ),
+        (  # English: can in a clause of purpose (set 16)
+            (
+                "The core idea is to combine fraud proofs and data availability sampling, to "
+                "allow clients to detect and reject invalid chains."
+            ),
+            (
+                "The core idea is to combine fraud proofs and data availability sampling so "
+                "that clients can detect and reject invalid chains."
+            ),
+        ),
+        (  # Chinese: 共同优化 said as 进行联合优化: a light verb and a synonym, no clause (set 16)
+            (
+                "ANN (Agentic Neural Network) 提出将LLM-based "
+                "MAS视为分层智能体团队\uff0c通过文本梯度共同优化角色、Prompt和工具。"
+            ),
+            (
+                "ANN (Agentic Neural Network) 提出把LLM-based "
+                "MAS看作一个分层的智能体团队\uff0c并借助文本梯度对角色、Prompt和工具进行联合优化。"
+            ),
+        ),
+        (  # Chinese: a list's count made explicit (set 16)
+            "量子智能体是感知、处理、行动跨越经典和量子维度的自主系统。",
+            "量子智能体是一类自主系统\uff0c其感知、处理和行动跨越经典与量子两个维度。",
+        ),
+        (  # Japanese: 一部の情報 said as 情報の中には (set 16)
+            "一部の情報は、推測や個々の利用者の解釈にもとづくものである場合があります。",
+            "情報の中には、推測や利用者それぞれの解釈に基づくものが含まれている場合があります。",
+        ),
+        (  # Korean: 아니오니 said as 아니라는 점에 (set 16)
+            (
+                "그렇다고 해서 비영어권 언어로 된 댓글을 다룰 준비를 마친 것은 아니오니 이에 "
+                "유의하십시오."
+            ),
+            (
+                "그렇다고 해서 비영어권 언어로 된 댓글을 다룰 준비를 마친 것은 아니라는 점에 "
+                "유의해 주십시오."
+            ),
+        ),
+        (  # Korean: as soon as it is available, 되는 대로 바로 (set 16)
+            "당사는 이러한 언어로 된 번역본을 사용할 수 있게 되는 즉시 링크를 연결할 것입니다.",
+            (
+                "당사는 이러한 언어로 된 번역본을 사용할 수 있게 되는 대로 바로 링크를 연결할 "
+                "것입니다."
+            ),
         ),
     ],
 )

@@ -62,8 +62,9 @@ from owlai_refine.guard.meaning import meaning_problems, morpheme_index
 from owlai_refine.guard.pair import Pair
 from owlai_refine.guard.reasons import Reason
 from owlai_refine.guard.repetition import repetition_problem
-from owlai_refine.guard.rules.added import added_clause_reasons
+from owlai_refine.guard.rules.added import added_clause_reasons, confirmed
 from owlai_refine.guard.rules.claims import claim_reasons
+from owlai_refine.guard.rules.counts import counts_a_list
 from owlai_refine.guard.rules.links import label_reasons, link_reasons
 from owlai_refine.guard.rules.negation import negation_reasons
 from owlai_refine.guard.rules.order import added_list_reasons, list_reasons, swap_reasons
@@ -139,13 +140,25 @@ def _language(pair: Pair, config: GuardConfig) -> list[Reason]:
 
 def _tables(pair: Pair) -> list[Reason]:
     """The word tables' reasons; Korean opposites, and Chinese ones of one character, counted
-    on the analysed morphemes."""
+    on the analysed morphemes; a Chinese added clause only with two new words
+    (:func:`~owlai_refine.guard.rules.added.confirmed`), and no Chinese number word that counts
+    the list before it (:func:`~owlai_refine.guard.rules.counts.counts_a_list`)."""
     korean = (
         morpheme_index((pair.block_prose, pair.old), (pair.reply_prose, pair.new))
         if pair.label in ("ko", "zh")
         else None
     )
-    return meaning_problems(pair.block_words, pair.reply_words, pair.label, korean)
+    found = meaning_problems(pair.block_words, pair.reply_words, pair.label, korean)
+    return [
+        r
+        for r in found
+        if not (r.group == "added clause" and not confirmed(pair, r))
+        and not (
+            r.group == "changed number word"
+            and not r.lost
+            and all(counts_a_list(pair, form) for form in r.added)
+        )
+    ]
 
 
 def _pair_only(fn: Callable[[Pair], list[Reason]]) -> Check:

@@ -15,11 +15,14 @@ content words are mostly the block's is text moved with a word or two added, not
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from owlai_refine.guard.analysis import Token
 from owlai_refine.guard.edits import restated
 from owlai_refine.guard.pair import Pair
 from owlai_refine.guard.reasons import Reason
 
-__all__ = ["MIN_NEW", "added_clause_reasons"]
+__all__ = ["MIN_NEW", "added_clause_reasons", "confirmed"]
 
 MIN_NEW = 3
 """The fewest new content words an inserted run needs to be a clause (Korean 투명성, 높이다 and
@@ -43,24 +46,50 @@ def _said_again(word: str, block: set[str], language: str) -> bool:
     return any(len(b) >= 2 and (b in word or word in b) for b in block)
 
 
+def _block_words(pair: Pair) -> set[str]:
+    return {t.lemma.lower() for t in pair.old.words} | {t.text.lower() for t in pair.old.words}
+
+
+def _new(tokens: Iterable[Token], block: set[str], pair: Pair) -> list[Token]:
+    """The content words of ``tokens`` (the reply's) that the block has nowhere, in any form
+    (see the module docstring)."""
+    return [
+        t
+        for t in tokens
+        if t.content
+        and t.pos in _CONTENT
+        and t.lemma.lower() not in block
+        and t.text.lower() not in block
+        and t.lemma not in _LIGHT
+        and not _said_again(t.text, block, pair.old.language)
+        and not restated(t, pair.new, pair.old)
+    ]
+
+
+def confirmed(pair: Pair, reason: Reason) -> bool:
+    """False if the Chinese run of an ``added clause`` reason of the surface clause check
+    (``guard.clauses``, which weighs characters; the run is the reason's
+    :attr:`~owlai_refine.guard.reasons.Reason.added`) holds fewer than two content words new
+    to the block, as jieba cuts them: ``对角色、Prompt和工具进行联合优化`` for ``共同优化角色``
+    adds 进行 (a light verb) and 联合 (共同 said again), no clause. True where the run cannot be
+    found in the reply's prose (the reason stands)."""
+    run = reason.added[0] if reason.added else ""
+    start = pair.reply_prose.find(run) if run else -1
+    if pair.label != "zh" or start < 0:
+        return True
+    end = start + len(run)
+    inside = [t for t in pair.new.words if start <= t.start < end]
+    return len(_new(inside, _block_words(pair), pair)) >= 2
+
+
 def added_clause_reasons(pair: Pair) -> list[Reason]:
     """``added clause "..."`` for the first inserted run of new content words (see the module
     docstring); empty if there is none."""
-    block = {t.lemma.lower() for t in pair.old.words} | {t.text.lower() for t in pair.old.words}
+    block = _block_words(pair)
     for edit in pair.edits:
         if any(t.content for t in edit.old):
             continue
-        new = [
-            t
-            for t in edit.new
-            if t.content
-            and t.pos in _CONTENT
-            and t.lemma.lower() not in block
-            and t.text.lower() not in block
-            and t.lemma not in _LIGHT
-            and not _said_again(t.text, block, pair.old.language)
-            and not restated(t, pair.new, pair.old)
-        ]
+        new = _new(edit.new, block, pair)
         said = [t for t in edit.new if t.content]
         if (
             len(new) >= MIN_NEW

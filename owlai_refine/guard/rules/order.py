@@ -6,8 +6,11 @@ Pure code, over the pair's analysed words (lemmas, so inflection is no change):
   opposite order in the reply, with what stood between them kept between them (``smaller
   validators take on less risk than larger validators`` -> ``larger ... than smaller``;
   ``从 N4 到 N4P`` -> ``从 N4P 到 N4``). Two coordinated items reordered (``A and B`` -> ``B and
-  A``: nothing but a comma or a conjunction between them) and a phrase moved whole (what stood
-  between them is gone from between them) are faithful edits.
+  A``: nothing but a comma or a conjunction between them), a phrase moved whole (what stood
+  between them is gone from between them) and two phrases moved to other places in the sentence
+  without taking each other's (neither stands after a word the other stood after: ``strong
+  community engagement ... as of February 2026`` -> ``As of February 2026, ... reflecting strong
+  community engagement``) are faithful edits.
 - **lost list element**: an item of an enumeration (three or more items joined by commas or
   ideographic commas, the last by a conjunction or a comma; in Korean also two noun phrases
   joined by 과/와 or 및: ``고위 팀과 그 하위 팀``) whose content words are all gone from the
@@ -250,6 +253,59 @@ def _in_parentheses(tokens: tuple[Token, ...]) -> set[int]:
     return inside
 
 
+def _outside(
+    a: tuple[Token, ...], b: tuple[Token, ...], at: tuple[int, int]
+) -> tuple[tuple[str | None, str | None], tuple[str | None, str | None]]:
+    """The keys of the words right before and right after the longest run of words around
+    ``at`` (its index in ``a``, in ``b``) that both sides share, in ``a`` and in ``b``
+    (``None`` at an end): the phrase the word moved with, and where it stands."""
+    i, j = at
+    left = 0
+    while i - left > 0 and j - left > 0 and word_key(a[i - left - 1]) == word_key(b[j - left - 1]):
+        left += 1
+    right = 0
+    while (
+        i + right + 1 < len(a)
+        and j + right + 1 < len(b)
+        and word_key(a[i + right + 1]) == word_key(b[j + right + 1])
+    ):
+        right += 1
+
+    def key(words: tuple[Token, ...], k: int) -> str | None:
+        return word_key(words[k]) if 0 <= k < len(words) else None
+
+    return (
+        (key(a, i - left - 1), key(a, i + right + 1)),
+        (key(b, j - left - 1), key(b, j + right + 1)),
+    )
+
+
+def _moved_whole(
+    a: tuple[Token, ...],
+    b: tuple[Token, ...],
+    x: tuple[int, int],
+    y: tuple[int, int],
+    sides: int = 2,
+) -> bool:
+    """True if neither of the phrases around the words at ``x`` and ``y`` (each its index in
+    ``a``, in ``b``; :func:`_outside`) took the other's place: none stands next to a word
+    that stood next to the other (on the same side) and not next to itself. Two phrases
+    that traded slots do (``in a single-argument form, with ... or in a two-argument form.``
+    -> ``in a two-argument form, with ... or in a single-argument form.``); a phrase moved to
+    the front or the end of its sentence does not. ``sides``: 2 to read the words before and
+    after, 1 the word before only (English: a sentence's last phrase, whichever it is, stands
+    before the sentence's citation)."""
+    (old_x, new_x), (old_y, new_y) = _outside(a, b, x), _outside(a, b, y)
+
+    def took(
+        own: tuple[str | None, ...], other: tuple[str | None, ...], new: tuple[str | None, ...]
+    ) -> bool:
+        read = zip(own[:sides], other[:sides], new[:sides], strict=True)
+        return any(n is not None and n == t != o for o, t, n in read)
+
+    return not took(old_x, old_y, new_x) and not took(old_y, old_x, new_y)
+
+
 def swap_reasons(pair: Pair) -> list[Reason]:
     """``swapped words "smaller" <-> "larger"`` for the first pair of content words that traded
     places (see the module docstring); empty if none did."""
@@ -287,8 +343,12 @@ def swap_reasons(pair: Pair) -> list[Reason]:
                 _traded((a, xa, ya), (b, xb, yb), n) for n in (_head_over, _owner)
             ):
                 continue  # "A, B and C" -> "C, B and A": items of one list reordered
-            if all(t.lemma in _COPULA or t.pos == "DET" for t in a[xa + 1 : ya]):
-                continue  # "A is the B" -> "B is the A": an identity said the other way
+            if _moved_whole(a, b, (xa, xb), (ya, yb), 1 if language == "en" else 2) or all(
+                t.lemma in _COPULA or t.pos == "DET" for t in a[xa + 1 : ya]
+            ):
+                continue  # neither phrase took the other's place ("strong community
+                # engagement ... as of February" -> "As of February ..., reflecting strong
+                # community engagement"); or "A is the B" -> "B is the A", an identity
             between_a = [k for k in keys_a[xa + 1 : ya] if k is not None]
             between_b = {k for k in keys_b[yb + 1 : xb] if k is not None}
             if not between_a:

@@ -13,10 +13,12 @@ module's.
 from __future__ import annotations
 
 from collections import Counter
+from functools import cache
 
 from owlai_refine.guard.analysis import Analysis, Token
 from owlai_refine.guard.analysis.roles import ROLE_FAMILIES, policy
 from owlai_refine.guard.edits import restated
+from owlai_refine.guard.lexicon import Category, tables_for
 from owlai_refine.guard.normalise import numeral_value
 from owlai_refine.guard.pair import Pair
 from owlai_refine.guard.reasons import Reason, quoted
@@ -38,10 +40,28 @@ def _roles(analysis: Analysis) -> dict[str, list[str]]:
     return found
 
 
+@cache
+def _number_words() -> tuple[Category, ...]:
+    return tuple(
+        c for t in tables_for("latin") for c in t.category("values") if c.name == "number word"
+    )
+
+
+def _numeral(t: Token) -> bool:
+    """True for an English number: tagged one, written in digits, or a number word of the
+    word tables (``two``, which the tagger may call a noun)."""
+    return (
+        t.pos == "NUM"
+        or any(ch.isdigit() for ch in t.text)
+        or any(c.has(t.text) for c in _number_words())
+    )
+
+
 def _comparative(t: Token, after: tuple[Token, ...]) -> bool:
     """An English comparative: an adjective or adverb in ``-er`` (``JJR``, ``RBR``), ``more``,
-    ``less``, ...; not ``more than 5`` (an approximation of a number: the word tables')."""
-    if [a.lemma for a in after[:1]] == ["than"] and after[1:2] and after[1].pos == "NUM":
+    ``less``, ...; not ``more than 5`` or ``more than two`` (an approximation of a number:
+    the word tables')."""
+    if [a.lemma for a in after[:1]] == ["than"] and after[1:2] and _numeral(after[1]):
         return False
     return (
         t.tag in ("JJR", "RBR") and t.pos in ("ADJ", "ADV")
@@ -59,6 +79,51 @@ def _gained_other(role: str, old: dict[str, list[str]], new: dict[str, list[str]
     )
 
 
+_RISE = frozenset({
+    "increase", "increased", "increasing", "increasingly", "rise", "rising", "grow", "growing",
+    "heighten", "heightened", "enhance", "enhanced", "expand", "expanded", "boost", "more",
+    "further", "additional", "high", "great", "large", "big", "ever",
+})  # fmt: skip
+_FALL = frozenset({
+    "reduce", "reduced", "decrease", "decreased", "decreasing", "diminish", "diminished",
+    "decline", "declining", "shrink", "shrinking", "lessen", "lessened", "less", "few", "low",
+    "small",
+})  # fmt: skip
+"""English words that say a quantity went up (or down) the way a comparative before the same
+noun does: ``increased power consumption`` is ``higher power consumption``, ``increasingly
+imperative`` ``ever more imperative``, ``more research`` ``further research``, ``reduced
+paperwork`` ``less paperwork`` (lemmas, and the participles the tagger calls adjectives:
+``higher`` is ``high``, ``increased`` stays ``increased``)."""
+
+
+def _direction(t: Token) -> frozenset[str] | None:
+    key = t.lemma.lower()
+    return _RISE if key in _RISE else _FALL if key in _FALL else None
+
+
+def _comparative_restated(form: str, mine: Analysis, theirs: Analysis) -> bool:
+    """True if the English comparative ``form`` of ``mine`` stands before a word that
+    ``theirs`` has right after a word of the same direction (:data:`_RISE`, :data:`_FALL`)
+    that ``mine`` does not have: ``higher integration costs`` for ``increased integration
+    costs``. ``lower`` for ``increased`` is no restatement."""
+    words, others = mine.words, theirs.words
+    own = {t.lemma.lower() for t in words}
+    for i, t in enumerate(words):
+        direction = _direction(t) if t.text == form else None
+        if direction is None:
+            continue
+        head = next((w.lemma.lower() for w in words[i + 1 : i + 3] if w.content), None)
+        for j, o in enumerate(others[:-1]):
+            if (
+                o.lemma.lower() == head
+                and j > 0
+                and _direction(others[j - 1]) is direction
+                and others[j - 1].lemma.lower() not in own
+            ):
+                return True
+    return False
+
+
 def _forgive(old: dict[str, list[str]], new: dict[str, list[str]], pair: Pair) -> None:
     """Take out of ``old`` and ``new`` the role words that are no change: an English degree
     word said again as its derivation (particularly -> a particular problem) or a comparative
@@ -71,6 +136,15 @@ def _forgive(old: dict[str, list[str]], new: dict[str, list[str]], pair: Pair) -
                 old[role] = [f for f in a if f in b or not _said_again(f, pair.old, pair.new)]
             if ROLE_FAMILIES[role] == "degree" or role == "comparative":
                 new[role] = [f for f in b if f in a or not _said_again(f, pair.new, pair.old)]
+            if role == "comparative":
+                old[role] = [
+                    f for f in a if f in b or not _comparative_restated(f, pair.old, pair.new)
+                ]
+                new[role] = [
+                    f
+                    for f in new[role]
+                    if f in a or not _comparative_restated(f, pair.new, pair.old)
+                ]
     for side, digits in ((old, pair.reply_digits), (new, pair.block_digits)):
         if "numeral" in side:
             side["numeral"] = [f for f in side["numeral"] if numeral_value(f) not in digits]
