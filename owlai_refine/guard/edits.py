@@ -12,6 +12,8 @@ it and its :class:`EditClass`:
 - ``synonym`` / ``derivation``: one content word for another that the language's resource calls
   a synonym or a derived form (WordNet for English);
 - ``antonym``: one content word for its opposite;
+- ``kin``: one noun for another thing of the same specific kind (WordNet: ``geometry`` ->
+  ``arithmetic``, ``memory`` -> ``disk``; ``guard.analysis.wordnet.kin``);
 - ``content``: content words replaced, added or dropped.
 """
 
@@ -36,6 +38,7 @@ class EditClass(StrEnum):
     SYNONYM = "synonym"
     DERIVATION = "derivation"
     ANTONYM = "antonym"
+    KIN = "kin"
     CONTENT = "content"
 
 
@@ -112,8 +115,28 @@ def _classify(old: tuple[Token, ...], new: tuple[Token, ...], moved: Counter[str
         return EditClass.FUNCTION
     if all(moved[_key(t)] > 0 for t in (*old_c, *new_c)):
         return EditClass.REORDER
-    rel = related(old_c[0], new_c[0], language) if len(old_c) == len(new_c) == 1 else None
-    return EditClass(rel) if rel else EditClass.CONTENT
+    return _word_class(old_c, new_c, language)
+
+
+def _word_class(old_c: list[Token], new_c: list[Token], language: str) -> EditClass:
+    """The class of an edit of content words: one for one, how the two relate; else
+    ``content``."""
+    if len(old_c) != 1 or len(new_c) != 1:
+        return EditClass.CONTENT
+    rel = related(old_c[0], new_c[0], language)
+    if rel:
+        return EditClass(rel)
+    return EditClass.KIN if _kin(old_c[0], new_c[0]) else EditClass.CONTENT
+
+
+def _kin(a: Token, b: Token) -> bool:
+    """Two English nouns, another thing of the same kind (:func:`wordnet.kin`)."""
+    return (
+        a.pos == b.pos == "NOUN"
+        and _key(a).isascii()
+        and _key(b).isascii()
+        and wordnet.kin(_key(a), _key(b))
+    )
 
 
 def align(block: Analysis, reply: Analysis) -> list[Edit]:

@@ -544,6 +544,11 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "그렇다고 해서 비영어권 언어로 된 댓글을 다룰 준비를 마쳤다는 점에 유의해 주십시오.",
             "changed polarity negation",
         ),
+        (  # English: a noun replaced by another of its kind, WordNet's (set 16)
+            "The team is investigating the geometry of the loss surface.",
+            "The team is examining the arithmetic of the loss surface.",
+            "changed word",
+        ),
     ],
 )
 def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None:
@@ -926,6 +931,10 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
                 "당사는 이러한 언어로 된 번역본을 사용할 수 있게 되는 대로 바로 링크를 연결할 "
                 "것입니다."
             ),
+        ),
+        (  # English: two nouns of a broad kind (quality) are a rewording (set 16)
+            "The key distinction between the two schools lies in their method.",
+            "The key difference between the two schools lies in their method.",
         ),
     ],
 )

@@ -7,10 +7,11 @@ read from a copy with LF ends kept in memory (about 22 MB, read once per process
 0.2 s). NLTK's own reader would be the library to use, but it seeks to those offsets in the
 files as they are, and refuses any path outside its data folders.
 
-:func:`relation` is the one question the guard asks: how two English words (lemmas) relate,
+:func:`relation` is the main question the guard asks: how two English words (lemmas) relate,
 ``"synonym"`` (they share a synset, or one synset is "similar to" or "also see" of the other),
 ``"derivation"`` (WordNet links them as derivationally related forms, or as an adjective and
-its adverb), ``"antonym"`` or ``None``.
+its adverb), ``"antonym"`` or ``None``. :func:`kin` asks the other: whether two nouns are two
+things of one specific kind (``geometry`` and ``arithmetic``, both pure mathematics).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["available", "load", "relation"]
+__all__ = ["MIN_KIN_DEPTH", "available", "kin", "load", "relation"]
 
 Relation = Literal["synonym", "derivation", "antonym"]
 _POS = ("noun", "verb", "adj", "adv")
@@ -130,3 +131,37 @@ def relation(a: str, b: str) -> Relation | None:
             ):
                 found = found or "derivation"
     return found
+
+
+MIN_KIN_DEPTH = 5
+"""The least depth (hypernym links from the root, ``entity``) of the kind two nouns share for
+:func:`kin`: ``pure_mathematics`` (9), ``storage_device`` (7), ``philosopher`` (6) are kinds
+specific enough that one member for another names another thing; ``property``, ``quality`` or
+``person`` (3) are not (``level`` / ``way``, ``distinction`` / ``difference`` are rewordings).
+Measured on the labelled corpus: at 5, 3 of 756 English good edits flagged, 29 bad."""
+
+
+def _hypernyms(pos: str, offset: int) -> frozenset[tuple[str, int]]:
+    _, pointers = _synset(pos, offset)
+    return frozenset((p, o) for symbol, p, o in pointers if symbol in ("@", "@i"))
+
+
+@lru_cache(maxsize=16384)
+def _depth(pos: str, offset: int) -> int:
+    """The fewest hypernym links from the synset to a root."""
+    above = _hypernyms(pos, offset)
+    return 1 + min(_depth(*h) for h in above) if above else 0
+
+
+@lru_cache(maxsize=65536)
+def kin(a: str, b: str) -> bool:
+    """True if the English nouns (lemmas) ``a`` and ``b`` are two members of one kind: a noun
+    synset of each has a direct hypernym (or, for names, instance hypernym) in common, at
+    least :data:`MIN_KIN_DEPTH` deep, and :func:`relation` relates them in no other way
+    (``geometry`` / ``arithmetic``, ``memory`` / ``disk``, ``Plato`` / ``Plotinus``). False
+    when WordNet is not installed or knows either word not as a noun."""
+    if not available() or relation(a, b) is not None:
+        return False
+    above_a = {h for pos, off in _offsets(a.lower()) if pos == "noun" for h in _hypernyms(pos, off)}
+    above_b = {h for pos, off in _offsets(b.lower()) if pos == "noun" for h in _hypernyms(pos, off)}
+    return any(_depth(*h) >= MIN_KIN_DEPTH for h in above_a & above_b)

@@ -4,7 +4,9 @@ replaced by another, or a noun replaced by another thing the block names.
 Pure code, over the pair's edits (``guard.edits``): an edit that replaced one content word by
 one its language's resource calls an antonym (WordNet for English: ``complexity`` ->
 ``simplicity``, ``began`` -> ``finished``) is a flipped claim: ``changed word "complexity" ->
-"simplicity" (antonym)``. The word tables' opposites (``meaning``) cover the other languages.
+"simplicity" (antonym)``; one noun replaced by another thing of the same specific kind
+(``geometry`` -> ``arithmetic``: ``(another of its kind)``) names another thing. The word
+tables' opposites (``meaning``) cover the other languages.
 
 An edit that replaced only the noun before a noun the reply keeps (``inference optimization``
 -> ``training optimization``, 异构群组 -> 同构群组, 중심팀 -> 중재팀, 視覚エンコーダ ->
@@ -43,16 +45,19 @@ _KO_RELATIONAL = frozenset(
 they say where, not which of a kind."""
 
 
+_SAYS = {EditClass.ANTONYM: "antonym", EditClass.KIN: "another of its kind"}
+
+
 def antonym_reasons(pair: Pair) -> list[Reason]:
-    """One reason per edit classed ``antonym``."""
+    """One reason per edit classed ``antonym`` or ``kin`` (another thing of the same kind)."""
     return [
         Reason(
             "changed word",
             f'"{(e.old_content or e.old)[0].text}" -> '
-            f'"{(e.new_content or e.new)[0].text}" (antonym)',
+            f'"{(e.new_content or e.new)[0].text}" ({_SAYS[e.cls]})',
         )
         for e in pair.edits
-        if e.cls is EditClass.ANTONYM
+        if e.cls in _SAYS
     ]
 
 
