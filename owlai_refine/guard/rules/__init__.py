@@ -34,7 +34,8 @@ rule                       gate       refuses
 ``moved_negation``         meaning    a negation moved to another word
 ``links``                  meaning    two link texts or two parenthesised labels swapped, or
                                       option labels said in another order (``(i)``, ``(ii)``)
-``antonyms``               meaning    a word replaced by its opposite
+``antonyms``               meaning    a word replaced by its opposite, or a noun by another
+                                      thing of its kind (``geometry`` -> ``arithmetic``)
 ``modifiers``              meaning    the noun before a kept noun replaced (another thing of
                                       that kind: 중심팀 -> 중재팀)
 ``named_elsewhere``        meaning    a noun replaced by another thing the block names (a claim
