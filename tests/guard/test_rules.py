@@ -549,6 +549,11 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "The team is examining the arithmetic of the loss surface.",
             "changed word",
         ),
+        (  # English: a plan said where the block states a fact (set 16)
+            "The foundation funds the new working group.",
+            "The foundation is set to fund the new working group.",
+            "changed tense",
+        ),
     ],
 )
 def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None:
@@ -935,6 +940,10 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
         (  # English: two nouns of a broad kind (quality) are a rewording (set 16)
             "The key distinction between the two schools lies in their method.",
             "The key difference between the two schools lies in their method.",
+        ),
+        (  # English: "set to" a value is no future, "set to" a verb is (set 16)
+            "The multiplier is configured initially to one-third of its final value.",
+            "The multiplier is initially set to one-third of its final value.",
         ),
     ],
 )
