@@ -554,6 +554,11 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "The foundation is set to fund the new working group.",
             "changed tense",
         ),
+        (  # Chinese: a condition brought in, one new word after a preposition (set 17)
+            "**前向生成:** 动态分配专业智能体团队处理子任务。",
+            "**前向生成:** 根据任务复杂度动态分配专业智能体团队来处理各个子任务。",
+            "added clause",
+        ),
     ],
 )
 def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None:
@@ -944,6 +949,14 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
         (  # English: "set to" a value is no future, "set to" a verb is (set 16)
             "The multiplier is configured initially to one-third of its final value.",
             "The multiplier is initially set to one-third of its final value.",
+        ),
+        (  # English: the default behavior said as "by default" (set 17)
+            "The default behavior of `rustc` is that condition names are not checked.",
+            "By default, `rustc` does not check condition names.",
+        ),
+        (  # Korean: 모든 일원 said as 일원 전원 (set 17)
+            "이를 승인하는 팀은 이러한 사실상의 리더십 그룹에 속한 모든 일원이 됩니다.",
+            "이를 승인하는 팀은 이러한 사실상의 리더십 그룹에 속한 일원 전원으로 구성됩니다.",
         ),
     ],
 )

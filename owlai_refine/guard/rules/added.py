@@ -71,15 +71,31 @@ def confirmed(pair: Pair, reason: Reason) -> bool:
     (``guard.clauses``, which weighs characters; the run is the reason's
     :attr:`~owlai_refine.guard.reasons.Reason.added`) holds fewer than two content words new
     to the block, as jieba cuts them: ``对角色、Prompt和工具进行联合优化`` for ``共同优化角色``
-    adds 进行 (a light verb) and 联合 (共同 said again), no clause. True where the run cannot be
-    found in the reply's prose (the reason stands)."""
+    adds 进行 (a light verb) and 联合 (共同 said again), no clause; one new word in the noun
+    phrase of a preposition is one (根据任务复杂度: a condition brought in). True where the run
+    cannot be found in the reply's prose (the reason stands)."""
     run = reason.added[0] if reason.added else ""
     start = pair.reply_prose.find(run) if run else -1
     if pair.label != "zh" or start < 0:
         return True
     end = start + len(run)
     inside = [t for t in pair.new.words if start <= t.start < end]
-    return len(_new(inside, _block_words(pair), pair)) >= 2
+    new = _new(inside, _block_words(pair), pair)
+    return len(new) >= 2 or _framed(inside, new)
+
+
+def _framed(words: list[Token], new: list[Token]) -> bool:
+    """True if a preposition among ``words`` governs a noun phrase (the nouns right after it)
+    holding a ``new`` word: a condition or a means brought in (根据任务复杂度, 通过外部工具)."""
+    for i, t in enumerate(words):
+        if t.pos != "ADP":
+            continue
+        for nxt in words[i + 1 :]:
+            if nxt.pos not in ("NOUN", "PROPN"):
+                break
+            if nxt in new:
+                return True
+    return False
 
 
 def added_clause_reasons(pair: Pair) -> list[Reason]:
