@@ -20,11 +20,11 @@ from testsupport.reports import SHARED
 
 ROWS = load_rows()
 GOOD_FLOOR = {"en": 0.91, "ja": 0.97, "ko": 0.93, "zh": 0.95}
-"""Good replies accepted, per language (measured: en 91.3%, ja 97.6%, ko 93.4%, zh 95.2% over
+"""Good replies accepted, per language (measured: en 91.7%, ja 97.6%, ko 93.6%, zh 95.2% over
 6,100 rows, the fifteen held-out sets written blind included)."""
 BAD_FLOOR = {"en": 0.89, "ja": 0.90, "ko": 0.89, "zh": 0.90}
 """Bad replies caught, per language, every class (role swaps included) (measured: en 90.1%,
-ja 90.6%, ko 89.1%, zh 90.6%; a content word replaced by a plausible non-synonym, an
+ja 90.6%, ko 89.1%, zh 90.8%; a content word replaced by a plausible non-synonym, an
 attribution moved and a role swap are most of what is missed: docs/guard-design.md)."""
 BLIND = tuple(f"s{n}-" for n in range(3, 18))
 """The ids of the rows of the held-out sets written blind (heldout3 to heldout17)."""
