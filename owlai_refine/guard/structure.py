@@ -10,13 +10,16 @@ not is named:
 ``structure: math block``, ``structure: front matter``, ``structure: footnote definition``,
 ``structure: link definition``, ``structure: blank line`` (more paragraphs than the block),
 ``structure: hard line break`` (a trailing backslash: the block has none, or it would not be
-sent) and ``structure: empty`` (no paragraph at all).
+sent), ``structure: stray emphasis marker`` (an ``*`` or a word-edge ``_`` the parser left as
+text, more than the block has: ``...usage.**`` with no opening ``**`` shows the asterisks) and
+``structure: empty`` (no paragraph at all).
 
 Such a reply, spliced under the block's prefixes, would change the report's outline or layout.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 
@@ -43,7 +46,15 @@ _NAMES: dict[str, str] = {
     "footnote_block_open": "footnote definition",
     "footnote_reference_open": "footnote definition",
 }
-_ORDER = (*dict.fromkeys(_NAMES.values()), "link definition", "hard line break")
+_ORDER = (
+    *dict.fromkeys(_NAMES.values()),
+    "link definition",
+    "hard line break",
+    "stray emphasis marker",
+)
+_STRAY = re.compile(r"\*|(?<![^\W_])_|_(?![^\W_])")
+"""An emphasis delimiter left as text: any ``*``, an ``_`` not inside a word (``snake_case``
+keeps its underscore as text in every reply alike)."""
 
 
 def _shape(tokens: Sequence[Token], env: dict[str, object]) -> Counter[str]:
@@ -56,7 +67,11 @@ def _shape(tokens: Sequence[Token], env: dict[str, object]) -> Counter[str]:
         elif tok.type == "paragraph_open" and tok.level == 0:
             shape["paragraph"] += 1
         elif tok.type == "inline":
-            shape["hard line break"] += sum(c.type == "hardbreak" for c in tok.children or ())
+            children = tok.children or ()
+            shape["hard line break"] += sum(c.type == "hardbreak" for c in children)
+            shape["stray emphasis marker"] += sum(
+                len(_STRAY.findall(c.content)) for c in children if c.type == "text"
+            )
     if env.get("references"):
         shape["link definition"] += 1
     return shape

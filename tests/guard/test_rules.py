@@ -559,6 +559,11 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "**前向生成:** 根据任务复杂度动态分配专业智能体团队来处理各个子任务。",
             "added clause",
         ),
+        (  # the embedded model's own reply in the README's run: "**" appended, shown as text
+            "**Fireworks.ai has emerged as a provider.** Its platform serves 23,000 developers.",
+            "**Fireworks.ai has emerged as a provider.** Its platform serves 23,000 developers.**",
+            "structure",
+        ),
     ],
 )
 def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None:
