@@ -564,6 +564,11 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "**Fireworks.ai has emerged as a provider.** Its platform serves 23,000 developers.**",
             "structure",
         ),
+        (  # English: two names traded across two clauses; the tagger knows "google" as a verb
+            "While IBM focuses on a broad ecosystem, Google aims to refine its hardware.",
+            "While Google concentrates on a broad ecosystem, IBM aims to refine its hardware.",
+            "swapped words",
+        ),
     ],
 )
 def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None:

@@ -6,7 +6,9 @@ lemminflect (lemmas and inflections of English words, from its own tables) for t
 candidates that its context allows (a word after a determiner or adjective is a noun if it can
 be one; after ``to``, a modal, ``not`` or an auxiliary, an adverb between or not: ``have
 successfully completed``, a verb if it can be one); a capitalised word inside a
-sentence that lemminflect does not know as a lower-case word is a proper noun.
+sentence is a proper noun (``Google``, which lemminflect also knows as a verb), its lemma the
+noun's where lemminflect has one (``Fireworks``: ``firework``, as the same word gets opening a
+sentence).
 """
 
 from __future__ import annotations
@@ -109,9 +111,12 @@ class _English:
                 return Token(word, low, pos, "", start)
             lemma = low if low in _MODALS else found.get("AUX", (low,))[0]  # was -> be
             return Token(word, lemma, pos, self.penn(low, lemma, "AUX"), start)
-        if not found or (word[:1].isupper() and not first and "PROPN" in found):
+        if not found or (word[:1].isupper() and not first):
             proper = (word[:1].isupper() and not first) or (word.isupper() and len(word) > 1)
-            return Token(word, low, "PROPN" if proper else "NOUN", "NNP" if proper else "", start)
+            # the noun's lemma where there is one, as the same word opening a sentence gets it
+            # (Fireworks / firework)
+            lemma = found["NOUN"][0].lower() if "NOUN" in found else low
+            return Token(word, lemma, "PROPN" if proper else "NOUN", "NNP" if proper else "", start)
         next_is_noun = bool(nxt) and nxt not in closed and "NOUN" in self.lemmas(nxt)
         before2 = tokens[-2].lemma if len(tokens) > 1 else ""
         for pos in (*_order(low, found, prev, before2, next_is_noun), *found):
