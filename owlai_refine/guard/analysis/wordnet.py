@@ -138,7 +138,9 @@ MIN_KIN_DEPTH = 5
 :func:`kin`: ``pure_mathematics`` (9), ``storage_device`` (7), ``philosopher`` (6) are kinds
 specific enough that one member for another names another thing; ``property``, ``quality`` or
 ``person`` (3) are not (``level`` / ``way``, ``distinction`` / ``difference`` are rewordings).
-Measured on the labelled corpus: at 5, 3 of 756 English good edits flagged, 29 bad."""
+Measured on the labelled corpus (5,780 rows, one noun for one noun): at any depth 3 of 756
+English good edits and 29 bad ones are kin; at 5 no good edit, and 4 bad ones no other check
+caught."""
 
 
 def _hypernyms(pos: str, offset: int) -> frozenset[tuple[str, int]]:

@@ -12,11 +12,12 @@ from __future__ import annotations
 from owlai_refine.guard.analysis import Token
 from owlai_refine.guard.normalise import numeral_value
 from owlai_refine.guard.pair import Pair
+from owlai_refine.guard.rules.order import COORDINATORS
 
 __all__ = ["counts_a_list", "list_before"]
 
-_JOINS = frozenset({"\u3001", "和", "与", "及", "以及", "或", "或者", "跟"})
-"""The ideographic comma and the conjunctions that join a Chinese list's items."""
+_JOINS = COORDINATORS | {"\u3001"}
+"""The ideographic comma and the conjunctions that join a list's items (the order rules')."""
 _CLAUSE_END = frozenset({",", ";", ":", ".", "!", "?", "\u3002", "\uff0c", "\uff1b", "\uff1a"})
 _BOUNDARY = frozenset({"ADP", "ADV", "PRON", "PART", "AUX"})
 """Parts of speech that stand before a list, not in it (在, 其, 均, 的)."""

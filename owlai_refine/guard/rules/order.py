@@ -29,10 +29,17 @@ from owlai_refine.guard.edits import restated
 from owlai_refine.guard.pair import Pair
 from owlai_refine.guard.reasons import Reason
 
-__all__ = ["added_list_reasons", "list_reasons", "sentences", "swap_reasons", "word_key"]
+__all__ = [
+    "COORDINATORS",
+    "added_list_reasons",
+    "list_reasons",
+    "sentences",
+    "swap_reasons",
+    "word_key",
+]
 
 _SEPARATORS = frozenset({",", "\u3001", "\uff0c", ";", "\uff1b"})
-_COORDINATORS = frozenset({
+COORDINATORS = frozenset({
     "and", "or", "as well as", "和", "与", "及", "以及", "或", "或者", "跟", "と", "や", "及び",
     "または", "및", "와", "과", "또는", "그리고", "이나", "나",
 })  # fmt: skip
@@ -161,11 +168,11 @@ def _coordinated(tokens: tuple[Token, ...], x: Token, y: Token, language: str) -
         key = t.text.lower()
         if key in _SENTENCE_END or t.pos in ("AUX", "SCONJ") or _negator(t):
             return False
-        if t.pos == "ADP" and not joined and key not in _COORDINATORS:
+        if t.pos == "ADP" and not joined and key not in COORDINATORS:
             return False  # a relation before any conjunction (A 在 ... 优于 B): not a list
         if cjk and key in (",", "\uff0c"):
             return False
-        if key in _SEPARATORS or key in _COORDINATORS:
+        if key in _SEPARATORS or key in COORDINATORS:
             joined, item = True, 0
         elif t.pos == "VERB" and not cjk and t.tag in ("VBD", "VBZ"):
             return False  # a finite English verb between: a clause, not a list
@@ -384,7 +391,7 @@ def _item(tokens: tuple[Token, ...], i: int, language: str) -> bool:
         return False
     for t in tokens[i + 1 : i + 3]:  # 召回 率 、: the verb and one word more
         nxt = t.text.lower()
-        if nxt in _SEPARATORS or nxt in _COORDINATORS or nxt in _ETC:
+        if nxt in _SEPARATORS or nxt in COORDINATORS or nxt in _ETC:
             return True
         if t.punct or t.pos not in ("NOUN", "VERB"):
             return False
@@ -421,11 +428,11 @@ def _enumerations(tokens: tuple[Token, ...], language: str = "en") -> list[list[
             close()
             items, joiners = [[]], []
             continue
-        if key in _SEPARATORS or key in _COORDINATORS:
+        if key in _SEPARATORS or key in COORDINATORS:
             if items[-1]:
                 items.append([])
                 joiners.append("," if key in (",", "\uff0c") else key)
-            elif key in _COORDINATORS and joiners:
+            elif key in COORDINATORS and joiners:
                 joiners[-1] = key  # "A, B, and C": the conjunction joins the last item
             continue
         verb = t.pos in ("VERB", "AUX") and len(items) > 1 and not _item(tokens, i, language)
