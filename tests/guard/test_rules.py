@@ -11,6 +11,7 @@ from owlai_refine.config import GuardConfig
 from owlai_refine.guard import RULES, Reason, check_reply
 from owlai_refine.guard.edits import EditClass
 from owlai_refine.guard.pair import Pair
+from owlai_refine.guard.rules.roles import role_reasons
 from owlai_refine.pipeline.parse import parse
 
 CONFIG = GuardConfig()
@@ -968,6 +969,10 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
             "이를 승인하는 팀은 이러한 사실상의 리더십 그룹에 속한 모든 일원이 됩니다.",
             "이를 승인하는 팀은 이러한 사실상의 리더십 그룹에 속한 일원 전원으로 구성됩니다.",
         ),
+        (  # English: "appear more than once" is occur, no hedge (set 16)
+            "A condition name may be specified more than once.",
+            "A condition name may appear more than once.",
+        ),
     ],
 )
 def test_a_faithful_edit_passes(block: str, reply: str) -> None:
@@ -1023,3 +1028,19 @@ def test_an_inserted_clause_of_new_words_is_an_added_clause() -> None:
         "使用LLM生成语义状态嵌入\uff0c并将其与情景记忆和工作记忆相结合。这一设计实现了高效决策。"
     )
     assert added_clause_reasons(Pair(block, reply, "zh")) == []
+
+
+def test_major_is_an_intensifier_whatever_the_tagger_calls_it() -> None:
+    # the tagger calls "major" a verb after a sentence-opening numeral (set 16)
+    pair = Pair(
+        "Heavy themes are a major cause of slow sites.",
+        "One major cause of slow sites is heavy themes.",
+        "latin",
+    )
+    assert role_reasons(pair) == []
+    dropped = Pair(
+        "Heavy themes are a major cause of slow sites.",
+        "Heavy themes are a cause of slow sites.",
+        "latin",
+    )
+    assert [r.group for r in role_reasons(dropped)] == ["changed degree"]

@@ -125,15 +125,15 @@ def _comparative_restated(form: str, mine: Analysis, theirs: Analysis) -> bool:
 
 
 def _forgive(old: dict[str, list[str]], new: dict[str, list[str]], pair: Pair) -> None:
-    """Take out of ``old`` and ``new`` the role words that are no change: an English degree or
-    frequency word said again as its derivation (particularly -> a particular problem,
-    constantly changing -> in constant flux) or a comparative
+    """Take out of ``old`` and ``new`` the role words that are no change: an English degree
+    word (frequency is of that family) said again as its derivation (particularly -> a
+    particular problem, constantly changing -> in constant flux) or a comparative
     as a synonym of a word dropped (previous -> earlier); "compared" -> "comparable" still is
     one (equality). And a numeral the other text writes in digits (일차 -> 1차)."""
     if pair.old.language == "en":
         for role in old.keys() | new.keys():
             a, b = old.get(role, []), new.get(role, [])
-            if ROLE_FAMILIES[role] in ("degree", "frequency"):
+            if ROLE_FAMILIES[role] == "degree":
                 old[role] = [f for f in a if f in b or not _said_again(f, pair.old, pair.new)]
             if ROLE_FAMILIES[role] == "degree" or role == "comparative":
                 new[role] = [f for f in b if f in a or not _said_again(f, pair.new, pair.old)]
