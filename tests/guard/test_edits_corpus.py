@@ -22,9 +22,9 @@ ROWS = load_rows()
 GOOD_FLOOR = {"en": 0.90, "ja": 0.97, "ko": 0.93, "zh": 0.94}
 """Good replies accepted, per language (measured: en 90.9%, ja 97.5%, ko 93.2%, zh 94.6% over
 6,740 rows, the seventeen held-out sets written blind included)."""
-BAD_FLOOR = {"en": 0.90, "ja": 0.89, "ko": 0.88, "zh": 0.90}
-"""Bad replies caught, per language, every class (role swaps included) (measured: en 90.1%,
-ja 89.9%, ko 88.8%, zh 90.9%; a content word replaced by a plausible non-synonym, an
+BAD_FLOOR = {"en": 0.90, "ja": 0.90, "ko": 0.89, "zh": 0.91}
+"""Bad replies caught, per language, every class (role swaps included) (measured: en 90.9%,
+ja 90.8%, ko 89.2%, zh 91.9%; a content word replaced by a plausible non-synonym, an
 attribution moved and a role swap are most of what is missed: docs/guard-design.md)."""
 BLIND = tuple(f"s{n}-" for n in range(3, 20))
 """The ids of the rows of the held-out sets written blind (heldout3 to heldout19)."""

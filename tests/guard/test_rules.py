@@ -570,6 +570,31 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "While Google concentrates on a broad ecosystem, IBM aims to refine its hardware.",
             "swapped words",
         ),
+        (  # English: the adjective that says which speedup, replaced before the kept noun
+            "Grover's algorithm offers a quadratic speedup over classical search.",
+            "Grover's algorithm provides an exponential speedup over classical search.",
+            "changed word",
+        ),
+        (  # Chinese: an adverb-tagged modifier before the kept noun (实时 -> 历史)
+            "MARL方法使用DQN根据实时交通状况优化信号相位。",
+            "该MARL方法利用DQN根据历史交通状况优化信号相位。",
+            "changed word",
+        ),
+        (  # Japanese: the noun before the genitive particle and the kept head (表 -> 画像)
+            "表の表示崩れを防ぐため、Web版の閲覧を推奨します。",
+            "画像の表示崩れを防ぐため、Web版の閲覧をおすすめします。",
+            "changed word",
+        ),
+        (  # Japanese: the noun before a kept nominal suffix (利用者 -> 開発者)
+            "一部の情報は、個々の利用者の解釈にもとづくものです。",
+            "一部の情報は、個々の開発者の解釈に基づくものです。",
+            "changed word",
+        ),
+        (  # Korean: the noun before a kept suffix (공개적으로 -> 내부적으로)
+            "심의회는 이 문제를 공개적으로 다루어야 합니다.",
+            "심의회는 이 문제를 내부적으로 다루어야 합니다.",
+            "changed word",
+        ),
     ],
 )
 def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None:
@@ -972,6 +997,22 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
         (  # English: "appear more than once" is occur, no hedge (set 16)
             "A condition name may be specified more than once.",
             "A condition name may appear more than once.",
+        ),
+        (  # English: one adjective spells the other (faceted -> multifaceted)
+            "Plato takes a faceted approach to the question of justice.",
+            "Plato takes a multifaceted approach to the question of justice.",
+        ),
+        (  # English: a gerund after a preposition takes an object, it is no modifier
+            "Firms can cut costs by increasing compliance with the rules.",
+            "Firms can cut costs by raising compliance with the rules.",
+        ),
+        (  # Chinese: a localizer before the genitive particle says where (上 -> 中)
+            "ARIA和其他在线方法在单智能体游戏上的奖励曲线。",
+            "ARIA与其他在线方法在单智能体游戏中的奖励曲线。",
+        ),
+        (  # Chinese: the next sentence's first word is no head (时间。MHGPO)
+            "不同算法的平均每训练步时间。MHGPO内存占用更低。",
+            "不同算法每个训练步的平均耗时。MHGPO的内存占用更低。",
         ),
     ],
 )

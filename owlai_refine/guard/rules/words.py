@@ -8,10 +8,15 @@ one its language's resource calls an antonym (WordNet for English: ``complexity`
 (``geometry`` -> ``arithmetic``: ``(another of its kind)``) names another thing. The word
 tables' opposites (``meaning``) cover the other languages.
 
-An edit that replaced only the noun before a noun the reply keeps (``inference optimization``
--> ``training optimization``, 异构群组 -> 同构群组, 중심팀 -> 중재팀, 視覚エンコーダ ->
-音声エンコーダ) names another thing of that kind, unless the two are forms, synonyms or
-derivations of one word: ``changed word "중심" -> "중재" (before "팀")``. A Korean compound
+An edit whose last word, just before a noun the reply keeps, replaced the word that says which
+of a kind the noun is (``inference optimization`` -> ``training optimization``, ``quadratic
+speedup`` -> ``exponential speedup``, 异构群组 -> 同构群组, 实时交通状况 -> 历史交通状况,
+중심팀 -> 중재팀, 表の表示 -> 画像の表示, 利用者 -> 開発者) names another thing of that kind,
+unless the two are forms, synonyms or derivations of one word, or one spells the other
+(``faceted`` -> ``multifaceted``): ``changed word "중심" -> "중재" (before "팀")``. The
+modifier is a noun, a plain English adjective (a comparative is the comparison rules' matter)
+or a Chinese adjective or adverb; the head a noun or a nominal suffix (者, 적), right after it
+or after the genitive particle (の, 的, 의) or a hyphen. A Korean compound
 counts written as one word or apart (중재 팀 -> 인프라 팀), but not with a noun that places a
 thing in time or order (다음 팀, "the next team"; 구성원 사이, "among the members").
 
@@ -29,7 +34,7 @@ from collections import Counter
 from difflib import SequenceMatcher
 
 from owlai_refine.guard.analysis import Token
-from owlai_refine.guard.edits import EditClass, related
+from owlai_refine.guard.edits import Edit, EditClass, related
 from owlai_refine.guard.pair import Pair
 from owlai_refine.guard.reasons import Reason
 from owlai_refine.guard.rules.order import word_key
@@ -44,6 +49,13 @@ _KO_RELATIONAL = frozenset(
 구성원 사이, "among the members"); Kiwi tags them as common nouns (NNG). Before or as the head
 they say where, not which of a kind."""
 
+
+_LINKS = {"ja": frozenset({"の"}), "zh": frozenset({"的"}), "ko": frozenset({"의"})}
+"""The genitive particle that may stand between a modifying noun and its head (表の表示)."""
+_TAKES_OBJECT = frozenset({"NOUN", "PROPN", "VERB", "ADP", "CCONJ"})
+"""The parts of speech before an English -ing form that make it a verb taking an object."""
+_NOUN_SUFFIX = ("接尾辞-名詞", "XSN")
+"""Tags of a nominal suffix (者 in 利用者, 적 in 공개적): the head a noun before it modifies."""
 
 _SAYS = {EditClass.ANTONYM: "antonym", EditClass.KIN: "another of its kind"}
 
@@ -72,30 +84,75 @@ def _key_counts(pair: Pair) -> tuple[Counter[str], Counter[str]]:
 
 
 def modifier_reasons(pair: Pair) -> list[Reason]:
-    """One reason for the first edit that replaced the noun before a kept noun by an unrelated
-    noun (see the module docstring)."""
-    a = pair.old.words
+    """One reason for the first edit that replaced the word before a kept noun by an unrelated
+    word of the same part (see the module docstring)."""
+    a, language = pair.old.words, pair.old.language
     old_keys, new_keys = _key_counts(pair)
     for e in pair.edits:
-        if e.cls is not EditClass.CONTENT or len(e.old) != 1 or len(e.new) != 1:
+        if e.cls is not EditClass.CONTENT or not 0 < len(e.old) <= 3 or not 0 < len(e.new) <= 3:
             continue
-        x, y = e.old[0], e.new[0]
-        after_old = e.at_old + 1
-        if not (_noun(x) and _noun(y)) or after_old >= len(a):
+        x, y = e.old[-1], e.new[-1]
+        head = _kept_head(pair, e)
+        if head is None:
             continue
-        if x.tag == "VBG" and e.at_old and a[e.at_old - 1].pos in ("NOUN", "PROPN", "VERB"):
-            continue  # a participle after a noun or a verb takes an object ("domains
-            # addressing complex challenges"): a verb, not the modifier of a noun
-        head = a[after_old]
+        if not (_modifier(x, language) and _modifier(y, language)):
+            continue
+        if _gerund(x) and e.at_old and a[e.at_old - 1].pos in _TAKES_OBJECT:
+            continue  # a participle after a noun, a verb or a preposition takes an object
+            # ("domains addressing complex challenges", "by increasing compliance")
         kx, ky = word_key(x), word_key(y)
-        if head.pos not in _NOUNS or new_keys[kx] >= old_keys[kx] or old_keys[ky] >= new_keys[ky]:
-            continue  # not a modifier, or a word moved (as often on both sides)
-        if pair.old.language == "ko" and {x.lemma, y.lemma, head.lemma} & _KO_RELATIONAL:
+        if new_keys[kx] >= old_keys[kx] or old_keys[ky] >= new_keys[ky]:
+            continue  # a word moved (as often on both sides)
+        if kx in ky or ky in kx:
+            continue  # faceted -> multifaceted, 公開 -> 公開的
+        if language == "ko" and {x.lemma, y.lemma, head.lemma} & _KO_RELATIONAL:
             continue  # 다음 팀 -> 후 팀, 일원 사이 -> 구성원 사이: a place in time or order
-        if related(x, y, pair.old.language) is None:
+        if related(x, y, language) is None:
             detail = f'"{x.text}" -> "{y.text}" (before "{head.text}")'
             return [Reason("changed word", detail)]
     return []
+
+
+def _kept_head(pair: Pair, e: Edit) -> Token | None:
+    """The noun (or nominal suffix) right after edit ``e`` that both texts keep, or None."""
+    a, b, language = pair.old.words, pair.new.words, pair.old.language
+    i, j = e.at_old + len(e.old), e.at_new + len(e.new)
+    if i < len(a) and j < len(b) and a[i].text == b[j].text in _LINKS.get(language, ()):
+        i, j = i + 1, j + 1  # 表の表示 -> 画像の表示: the genitive link kept
+    if i >= len(a) or j >= len(b) or word_key(a[i]) != word_key(b[j]):
+        return None
+    if not (
+        _adjacent(pair.block_prose, e.old[-1], a[i], language)
+        and _adjacent(pair.reply_prose, e.new[-1], b[j], language)
+    ):
+        return None  # 时间。MHGPO: the next sentence's first word, not a head
+    if not (a[i].pos in _NOUNS or a[i].tag.startswith(_NOUN_SUFFIX)):
+        return None
+    return a[i]
+
+
+def _modifier(t: Token, language: str) -> bool:
+    """A word that says which of a kind the noun after it is: a noun (or an English gerund),
+    a plain English adjective (not a comparative), a Chinese adjective or adverb (实时)."""
+    if t.tag == "f":
+        return False  # a Chinese localizer (游戏上 -> 游戏中): where, not which
+    if _noun(t):
+        return True
+    if language == "en":
+        return t.tag == "JJ"
+    return language == "zh" and t.pos in ("ADJ", "ADV") and len(t.text) > 1
+
+
+def _adjacent(prose: str, x: Token, head: Token, language: str) -> bool:
+    """True if nothing but spaces, a hyphen (``server-level``) or the genitive particle stands
+    between ``x`` and ``head``."""
+    between = prose[x.start + len(x.text) : head.start].strip()
+    return not between or between == "-" or between in _LINKS.get(language, ())
+
+
+def _gerund(t: Token) -> bool:
+    """An English -ing form, whatever the tagger made of it (``increasing`` as JJ)."""
+    return t.tag == "VBG" or (t.tag == "JJ" and t.text.endswith("ing"))
 
 
 def _look_alike(x: str, y: str) -> bool:
