@@ -5,8 +5,10 @@ is about; a small model instead often drops a sentence (or replaces a label such
 Reduction:" by another), and the token and length checks let that through when no citation or
 number went with it. So each sentence of the block is reduced to its *content tokens*:
 
-- Latin, Cyrillic, ... words of four letters or more, lower-cased, cut to their first six
-  letters (a crude stem: "threatens" and "threat" meet), minus a few function words;
+- Latin, Cyrillic, ... words of four letters or more, lower-cased, minus a few function words,
+  cut to their first six letters (a crude stem: "threatens" and "threat" meet); in English the
+  word's lemma from the analyser is cut instead, so that two forms of one word meet whatever
+  their length ("focuses" and "focus", "noting" and "note");
 - in CJK and Hangul text (no useful word boundaries), character bigrams.
 
 A sentence's *distinctive* tokens are those no other sentence of the block has. A sentence with
@@ -25,7 +27,7 @@ worked example pasted over a block, and no edit that kept the block's sense.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from owlai_refine.guard._md import prose
 from owlai_refine.guard.normalise import CJK, CJK_STOP, HANGUL, HANGUL_STOP, normalise
@@ -93,9 +95,10 @@ def content_tokens(text: str) -> set[str]:
     return set(_ordered_tokens(normalise(text)))
 
 
-def _ordered_tokens(text: str) -> dict[str, str]:
+def _ordered_tokens(text: str, lemmas: Mapping[str, str] | None = None) -> dict[str, str]:
     """Content token -> the word it was first seen in (a CJK token stands for itself), for an
-    already normalised ``text``."""
+    already normalised ``text``; ``lemmas``: lower-cased Latin word -> its lemma, which is
+    then cut instead of the word (``focuses`` and ``focus``, ``noting`` and ``note`` meet)."""
     tokens: dict[str, str] = {}
     for word in _WORD.findall(text):
         if HANGUL.match(word):
@@ -106,7 +109,8 @@ def _ordered_tokens(text: str) -> dict[str, str]:
             if word not in CJK_STOP:
                 tokens.setdefault(word, word)
         elif len(word) >= 4 and (lower := word.lower()) not in _STOP:
-            tokens.setdefault(lower[:6], lower)
+            key = lemmas.get(lower, lower) if lemmas else lower
+            tokens.setdefault(key[:6], lower)
     return tokens
 
 
@@ -122,12 +126,15 @@ def _start(sentence: str, limit: int = 50) -> str:
     return sentence if len(sentence) <= limit else sentence[: limit - 1] + "\u2026"
 
 
-def lost_sentences(block_text: str, reply_text: str) -> list[Reason]:
+def lost_sentences(
+    block_text: str, reply_text: str, lemmas: Mapping[str, str] | None = None
+) -> list[Reason]:
     """``lost sentence "..."`` for each sentence of ``block_text`` that ``reply_text`` dropped
-    (in block order); empty if every sentence is still there in some wording."""
+    (in block order); empty if every sentence is still there in some wording. ``lemmas``: as
+    for :func:`lost_words`."""
     sentences = [s for s in _SENTENCE.split(normalise(prose(block_text))) if s.strip()]
-    tokens = [set(_ordered_tokens(s)) for s in sentences]
-    kept = set(_ordered_tokens(normalise(prose(reply_text))))
+    tokens = [set(_ordered_tokens(s, lemmas)) for s in sentences]
+    kept = set(_ordered_tokens(normalise(prose(reply_text)), lemmas))
     reasons: list[Reason] = []
     for i, sentence in enumerate(sentences):
         others: set[str] = set().union(*tokens[:i], *tokens[i + 1 :])
@@ -141,7 +148,10 @@ def lost_sentences(block_text: str, reply_text: str) -> list[Reason]:
 
 
 def lost_words(
-    block_text: str, reply_text: str, rewritten: Callable[[str], bool] | None = None
+    block_text: str,
+    reply_text: str,
+    rewritten: Callable[[str], bool] | None = None,
+    lemmas: Mapping[str, str] | None = None,
 ) -> Reason | None:
     """``lost words "<dropped tokens>"`` if the reply keeps less than :data:`MIN_KEPT_OVERALL`
     of the block's word tokens, or less than :data:`MIN_KEPT` of its CJK/Hangul bigrams (a
@@ -149,9 +159,10 @@ def lost_words(
     :data:`MIN_OVERALL` tokens of that kind: a dropped clause inside a sentence, which
     :func:`lost_sentences` lets through. ``rewritten(word)``: True for a Latin word of the
     block the reply says with another word of the same meaning (a synonym or a derivation
-    added), which counts as kept. ``None`` otherwise."""
-    before = _ordered_tokens(normalise(prose(block_text)))
-    kept = set(_ordered_tokens(normalise(prose(reply_text))))
+    added), which counts as kept. ``lemmas``: lower-cased Latin word -> its lemma in either
+    text (the analysers'), so that two forms of one word are one token. ``None`` otherwise."""
+    before = _ordered_tokens(normalise(prose(block_text)), lemmas)
+    kept = set(_ordered_tokens(normalise(prose(reply_text)), lemmas))
     lost: list[str] = []
     for cjk, needed in ((False, MIN_KEPT_OVERALL), (True, MIN_KEPT)):
         tokens = {t: w for t, w in before.items() if bool(_IS_CJK.match(t)) is cjk}
@@ -170,14 +181,18 @@ def lost_words(
 
 
 def added_words(
-    block_text: str, reply_text: str, rewording: Callable[[str], bool] | None = None
+    block_text: str,
+    reply_text: str,
+    rewording: Callable[[str], bool] | None = None,
+    lemmas: Mapping[str, str] | None = None,
 ) -> Reason | None:
     """``added words "<new tokens>"`` if more than :data:`MAX_NEW` of the reply's content
     tokens (and at least :data:`MIN_NEW`) are not in ``block_text``; else ``None``.
     ``rewording(word)``: True for a Latin word of the reply that says a word the reply dropped
-    from the block (a synonym or a derivation of it), which is not new matter."""
-    before = set(_ordered_tokens(normalise(prose(block_text))))
-    after = _ordered_tokens(normalise(prose(reply_text)))
+    from the block (a synonym or a derivation of it), which is not new matter. ``lemmas``: as
+    for :func:`lost_words`."""
+    before = set(_ordered_tokens(normalise(prose(block_text)), lemmas))
+    after = _ordered_tokens(normalise(prose(reply_text)), lemmas)
     new = [word for token, word in after.items() if token not in before]
     limit = MAX_NEW_CJK if _mostly_cjk(after) else MAX_NEW
     if rewording is not None and len(new) >= MIN_NEW and len(new) > limit * len(after):

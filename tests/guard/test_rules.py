@@ -1014,6 +1014,14 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
             "不同算法的平均每训练步时间。MHGPO内存占用更低。",
             "不同算法每个训练步的平均耗时。MHGPO的内存占用更低。",
         ),
+        (  # English: forms of one lemma are one content token (focus/focuses, note/noting)
+            "While the primary focus here is gaming, it is important to note that these AI"
+            " enhancements also accelerate creative workloads, making the series a versatile"
+            " choice for AI research.",
+            "Although this report focuses primarily on gaming, it is worth noting that these AI"
+            " enhancements also speed up creative workloads, which makes the series a"
+            " versatile option for AI research.",
+        ),
     ],
 )
 def test_a_faithful_edit_passes(block: str, reply: str) -> None:

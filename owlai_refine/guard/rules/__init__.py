@@ -106,12 +106,26 @@ def _some(reason: Reason | None) -> list[Reason]:
 
 def _content(pair: Pair, config: GuardConfig) -> list[Reason]:
     del config
-    reasons = lost_sentences(pair.block_words, pair.reply_words)
+    lemmas = _latin_lemmas(pair)
+    reasons = lost_sentences(pair.block_words, pair.reply_words, lemmas)
     if not reasons:
-        reasons += _some(lost_words(pair.block_words, pair.reply_words, _said_again(pair, "block")))
+        again = _said_again(pair, "block")
+        reasons += _some(lost_words(pair.block_words, pair.reply_words, again, lemmas))
     return reasons + _some(
-        added_words(pair.block_words, pair.reply_words, _said_again(pair, "reply"))
+        added_words(pair.block_words, pair.reply_words, _said_again(pair, "reply"), lemmas)
     )
+
+
+def _latin_lemmas(pair: Pair) -> dict[str, str] | None:
+    """Each Latin word of either English text, lower-cased -> its lemma (the first, where a
+    word has two); None for the other languages (their content tokens are characters)."""
+    if pair.old.language != "en":
+        return None
+    out: dict[str, str] = {}
+    for t in (*pair.old.words, *pair.new.words):
+        if t.text.isascii() and t.text.isalpha():
+            out.setdefault(t.text.lower(), t.lemma.lower())
+    return out
 
 
 def _said_again(pair: Pair, side: Literal["block", "reply"]) -> Callable[[str], bool]:

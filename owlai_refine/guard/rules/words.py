@@ -126,8 +126,9 @@ def _kept_head(pair: Pair, e: Edit) -> Token | None:
         and _adjacent(pair.reply_prose, e.new[-1], b[j], language)
     ):
         return None  # 时间。MHGPO: the next sentence's first word, not a head
-    if not (a[i].pos in _NOUNS or a[i].tag.startswith(_NOUN_SUFFIX)):
-        return None
+    heads = (a[i],) if a[i].text == b[j].text else (a[i], b[j])  # as written: one word
+    if not all(t.pos in _NOUNS or t.tag.startswith(_NOUN_SUFFIX) for t in heads):
+        return None  # "the primary focus" -> "this report focuses": a verb now, no head
     return a[i]
 
 
