@@ -40,6 +40,14 @@ def test_english_names_and_compounds_are_one_token_or_their_parts() -> None:
     assert texts == ["From", "TSMC", "N4", "to", "N4P", "with", "bit", "flip", "errors"]
 
 
+def test_english_an_adverb_before_a_hyphen_stays_an_adverb() -> None:
+    # "moderately-complex" (a hyphen a copy edit removes): the degree word is there on both sides
+    for text in ("specifying moderately-complex data", "specify moderately complex data"):
+        found = {t.text: t for t in analyse(text, "en").words}
+        assert found["moderately"].pos == "ADV"
+        assert "diminisher" in found["moderately"].roles
+
+
 def test_english_modals_keep_their_own_lemma() -> None:
     lemmas = [t.lemma for t in analyse("It would work and it will work.", "en").words]
     assert "would" in lemmas and "will" in lemmas

@@ -137,7 +137,12 @@ class _English:
             nxt = matches[i + 1][0].lower() if i + 1 < len(matches) else ""
             if nxt == "-" and word.isalpha():  # the first part of a compound: bit-flip
                 low = word.lower()
-                pos = "NOUN" if "NOUN" in self.lemmas(low) or not self.lemmas(low) else "ADJ"
+                found = self.lemmas(low)
+                if low.endswith("ly") and "ADV" in found:  # moderately-complex: an adverb
+                    tokens.append(Token(word, found["ADV"][0], "ADV", "RB", start))
+                    first = False
+                    continue
+                pos = "NOUN" if "NOUN" in found or not found else "ADJ"
                 tokens.append(Token(word, low, pos, "", start))
                 first = False
                 continue
