@@ -1014,6 +1014,14 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
             "不同算法的平均每训练步时间。MHGPO内存占用更低。",
             "不同算法每个训练步的平均耗时。MHGPO的内存占用更低。",
         ),
+        (  # Japanese: どの + noun + も says "every" as 全ての does
+            "そのため、全ての読者にとって必ずしも正確であるとは限りません。",
+            "したがって、どの読者にとっても必ず正確であるとは限りません。",
+        ),
+        (  # Japanese: あらゆる for 全て, the quantifier (no degree word lost)
+            "そのため、全ての読者にとって必ずしも正確であるとは限りません。",
+            "したがって、あらゆる読者にとって必ずしも正確であるとは限りません。",
+        ),
         (  # English: forms of one lemma are one content token (focus/focuses, note/noting)
             "While the primary focus here is gaming, it is important to note that these AI"
             " enhancements also accelerate creative workloads, making the series a versatile"
