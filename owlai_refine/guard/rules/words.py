@@ -89,8 +89,11 @@ def modifier_reasons(pair: Pair) -> list[Reason]:
     a, language = pair.old.words, pair.old.language
     old_keys, new_keys = _key_counts(pair)
     for e in pair.edits:
-        if e.cls is not EditClass.CONTENT or not 0 < len(e.old) <= 3 or not 0 < len(e.new) <= 3:
+        if e.cls is not EditClass.CONTENT or not e.old or not e.new:
             continue
+        longest = 4 if language == "en" else 3  # English runs carry their articles
+        if len(e.old) > longest or len(e.new) > longest:
+            continue  # a phrase rebuilt, not a word replaced
         x, y = e.old[-1], e.new[-1]
         head = _kept_head(pair, e)
         if head is None:
