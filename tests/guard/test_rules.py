@@ -595,6 +595,11 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "심의회는 이 문제를 내부적으로 다루어야 합니다.",
             "changed word",
         ),
+        (  # English: "notably more" -> "more", the degree word dropped (set 19)
+            "Quantum systems are notably more susceptible to errors compared to classical ones.",
+            "Quantum systems are more susceptible to errors than classical ones.",
+            "changed degree",
+        ),
     ],
 )
 def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None:
@@ -1021,6 +1026,10 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
         (  # Japanese: あらゆる for 全て, the quantifier (no degree word lost)
             "そのため、全ての読者にとって必ずしも正確であるとは限りません。",
             "したがって、あらゆる読者にとって必ずしも正確であるとは限りません。",
+        ),
+        (  # English: "notably featured" -> "feature prominently", one degree word for another
+            "His brothers are notably featured interlocutors in *The Republic* [1].",
+            "His brothers feature prominently as interlocutors in *The Republic* [1].",
         ),
         (  # English: forms of one lemma are one content token (focus/focuses, note/noting)
             "While the primary focus here is gaming, it is important to note that these AI"
