@@ -600,6 +600,21 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "Quantum systems are more susceptible to errors than classical ones.",
             "changed degree",
         ),
+        (  # Japanese: 主要な added, the contributors narrowed to the main ones (set 19)
+            "このプロジェクトに貢献してくれているコントリビューターのみなさんです！",
+            "このプロジェクトに貢献してくださっている主要なコントリビューターの皆さんです！",
+            "changed degree",
+        ),
+        (  # Japanese: 網羅的に added, a claim of completeness (set 19)
+            "この記事は、日本語LLMに関する情報をまとめたものです。",
+            "本記事は、日本語LLMに関する情報を網羅的にまとめたものです。",
+            "changed degree",
+        ),
+        (  # Korean: a temporary home made permanent (임시 -> 영구)
+            "이 RFC는 임시 소속으로서 '런칭 패드'팀을 확립합니다.",
+            "이 RFC는 영구적인 소속처로 '런칭 패드'팀을 확립합니다.",
+            "changed polarity direction",
+        ),
     ],
 )
 def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None:
