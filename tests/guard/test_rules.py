@@ -1046,6 +1046,10 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
             "His brothers are notably featured interlocutors in *The Republic* [1].",
             "His brothers feature prominently as interlocutors in *The Republic* [1].",
         ),
+        (  # Korean: 해야 합니다 said as a duty (할 의무가 있습니다), the same "must"
+            "팀은 부재 시에 대비해 대안을 마련해 제공해야 합니다.",
+            "각 팀은 부재 시에 대비해 대안을 마련해 제공할 의무가 있습니다.",
+        ),
         (  # English: forms of one lemma are one content token (focus/focuses, note/noting)
             "While the primary focus here is gaming, it is important to note that these AI"
             " enhancements also accelerate creative workloads, making the series a versatile"
