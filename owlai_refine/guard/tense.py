@@ -6,7 +6,8 @@ are the word table's ``tense`` pairs (``lexicon/en.toml``); this reads the rest:
 regular verbs (``slashes``/``slashed``, ``stops``/``stopped``, ``relies``/``relied``) and for
 irregular ones whose past is also their participle (``leads``/``led``, ``makes``/``made``).
 
-Only a finite past counts: after a form of *be*, *have* or *get* ("is used", "has slashed"),
+Only a finite past counts: after a form of *be*, *have* or *get*, an adverb in -ly between or
+not ("is used", "has slashed", "is famously depicted"),
 after an article, a possessive or a preposition ("the proposed method") or before ``by`` and a
 word, an adverb between or not ("the method proposed by", "a skill possessed only by", not
 "increased by 30") the word is a participle, and a change of voice or construction is a
@@ -50,7 +51,10 @@ def _words(text: str) -> list[str]:
 
 def _finite(words: list[str], i: int) -> bool:
     """True if ``words[i]``, a past form, stands as a finite past tense."""
-    before = words[i - 1] if i else ""
+    j = i - 1
+    while j > 0 and words[j].endswith("ly"):
+        j -= 1  # "is famously depicted", "has largely replaced": the adverb before skipped
+    before = words[j] if j >= 0 else ""
     after = words[i + 1 : i + 4]
     if after and after[0].endswith("ly"):
         after = after[1:]  # "possessed only by", "used mainly by": the agent after an adverb

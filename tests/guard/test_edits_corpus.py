@@ -19,11 +19,11 @@ from testsupport.edits import accepted, load_rows
 from testsupport.reports import SHARED
 
 ROWS = load_rows()
-GOOD_FLOOR = {"en": 0.90, "ja": 0.97, "ko": 0.93, "zh": 0.94}
-"""Good replies accepted, per language (measured: en 90.5%, ja 98.0%, ko 93.0%, zh 94.7% over
+GOOD_FLOOR = {"en": 0.91, "ja": 0.97, "ko": 0.93, "zh": 0.94}
+"""Good replies accepted, per language (measured: en 91.2%, ja 98.0%, ko 93.0%, zh 94.7% over
 7,060 rows, the eighteen held-out sets written blind included)."""
 BAD_FLOOR = {"en": 0.91, "ja": 0.91, "ko": 0.89, "zh": 0.91}
-"""Bad replies caught, per language, every class (role swaps included) (measured: en 91.3%,
+"""Bad replies caught, per language, every class (role swaps included) (measured: en 91.2%,
 ja 91.1%, ko 89.1%, zh 91.7%; a content word replaced by a plausible non-synonym, an
 attribution moved and a role swap are most of what is missed: docs/guard-design.md)."""
 BLIND = tuple(f"s{n}-" for n in range(3, 21))

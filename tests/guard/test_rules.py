@@ -601,8 +601,8 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "changed degree",
         ),
         (  # Japanese: 主要な added, the contributors narrowed to the main ones (set 19)
-            "このプロジェクトに貢献してくれているコントリビューターのみなさんです！",
-            "このプロジェクトに貢献してくださっている主要なコントリビューターの皆さんです！",
+            "このプロジェクトに貢献してくれているコントリビューターのみなさんです\uff01",
+            "このプロジェクトに貢献してくださっている主要なコントリビューターの皆さんです\uff01",
             "changed degree",
         ),
         (  # Japanese: 網羅的に added, a claim of completeness (set 19)
@@ -1049,6 +1049,18 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
         (  # Korean: 해야 합니다 said as a duty (할 의무가 있습니다), the same "must"
             "팀은 부재 시에 대비해 대안을 마련해 제공해야 합니다.",
             "각 팀은 부재 시에 대비해 대안을 마련해 제공할 의무가 있습니다.",
+        ),
+        (  # English: a participle after "is" and an adverb is no finite past (set 20)
+            "This ascent is famously depicted in the Allegory of the Cave [39].",
+            "The Allegory of the Cave famously depicts this ascent [39].",
+        ),
+        (  # English: "constantly changing" said as "in constant flux", the same frequency
+            "The objects of the sensible realm are constantly changing and imperfect copies.",
+            "The objects of the sensible realm are imperfect copies in constant flux.",
+        ),
+        (  # English: "proving" and "proved" are one certainty word
+            "Lifetime costs rose by 860 euros, proving highly cost-effective overall.",
+            "Lifetime costs rose by 860 euros, which proved highly cost-effective overall.",
         ),
         (  # English: forms of one lemma are one content token (focus/focuses, note/noting)
             "While the primary focus here is gaming, it is important to note that these AI"
