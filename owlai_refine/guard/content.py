@@ -5,7 +5,8 @@ is about; a small model instead often drops a sentence (or replaces a label such
 Reduction:" by another), and the token and length checks let that through when no citation or
 number went with it. So each sentence of the block is reduced to its *content tokens*:
 
-- Latin, Cyrillic, ... words of four letters or more, lower-cased, minus a few function words,
+- Latin, Cyrillic, ... words of four letters or more, and acronyms of two or more capitals
+  (``DQN``, ``GPU``: a name, however short), lower-cased, minus a few function words,
   cut to their first six letters (a crude stem: "threatens" and "threat" meet); in English the
   word's lemma from the analyser is cut instead, so that two forms of one word meet whatever
   their length ("focuses" and "focus", "noting" and "note");
@@ -108,7 +109,9 @@ def _ordered_tokens(text: str, lemmas: Mapping[str, str] | None = None) -> dict[
         elif _IS_CJK.match(word):
             if word not in CJK_STOP:
                 tokens.setdefault(word, word)
-        elif len(word) >= 4 and (lower := word.lower()) not in _STOP:
+        elif (len(word) >= 4 or (len(word) > 1 and word.isupper())) and (
+            lower := word.lower()
+        ) not in _STOP:  # an acronym (DQN, GPU) names a thing, however short
             key = lemmas.get(lower, lower) if lemmas else lower
             tokens.setdefault(key[:6], lower)
     return tokens

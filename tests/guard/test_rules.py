@@ -1062,6 +1062,10 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
             "Lifetime costs rose by 860 euros, proving highly cost-effective overall.",
             "Lifetime costs rose by 860 euros, which proved highly cost-effective overall.",
         ),
+        (  # Chinese: a caption's two sentences merged; the acronym DQN counts as kept
+            "*图5\uff1a处理时间减少条形图。DQN实现了最高的处理时间减少。*",
+            "*图5\uff1a处理时间减少情况的条形图\uff0c其中DQN的处理时间减少幅度最大。*",
+        ),
         (  # English: forms of one lemma are one content token (focus/focuses, note/noting)
             "While the primary focus here is gaming, it is important to note that these AI"
             " enhancements also accelerate creative workloads, making the series a versatile"
