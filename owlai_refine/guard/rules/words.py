@@ -138,8 +138,8 @@ def _kept_head(pair: Pair, e: Edit) -> Token | None:
 def _modifier(t: Token, language: str) -> bool:
     """A word that says which of a kind the noun after it is: a noun (or an English gerund),
     a plain English adjective (not a comparative), a Chinese adjective or adverb (实时)."""
-    if t.tag == "f":
-        return False  # a Chinese localizer (游戏上 -> 游戏中): where, not which
+    if language == "zh" and t.tag == "f":
+        return False  # a localizer, jieba's f (游戏上 -> 游戏中): where, not which
     if _noun(t):
         return True
     if language == "en":
