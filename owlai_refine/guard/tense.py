@@ -30,10 +30,11 @@ _NOT_A_VERB_AFTER = frozenset(
     ("the", "a", "an", "this", "that", "these", "those", "its", "their", "our", "his", "her",
      "my", "your", "of", "in", "on", "for", "with", "to", "from", "at", "into", "per", "by", "as")
 )  # fmt: skip
-_NOT_FINITE_AFTER = _NOT_A_VERB_AFTER | frozenset(
+_AUXILIARIES = frozenset(
     ("is", "are", "was", "were", "be", "been", "being", "has", "have", "had", "having", "get",
      "gets", "got", "getting")
 )  # fmt: skip
+_NOT_FINITE_AFTER = _NOT_A_VERB_AFTER | _AUXILIARIES
 # Pasts that are also participles, each with its present in -s.
 _IRREGULAR = {
     "led": "leads", "made": "makes", "brought": "brings", "won": "wins", "sold": "sells",
@@ -51,10 +52,10 @@ def _words(text: str) -> list[str]:
 
 def _finite(words: list[str], i: int) -> bool:
     """True if ``words[i]``, a past form, stands as a finite past tense."""
-    j = i - 1
-    while j > 0 and words[j].endswith("ly"):
-        j -= 1  # "is famously depicted", "has largely replaced": the adverb before skipped
-    before = words[j] if j >= 0 else ""
+    before = words[i - 1] if i else ""
+    if before.endswith("ly") and i > 1 and words[i - 2] in _AUXILIARIES:
+        before = words[i - 2]  # "is famously depicted": an adverb after the auxiliary (not
+        # "the supply increased", a noun in -ly)
     after = words[i + 1 : i + 4]
     if after and after[0].endswith("ly"):
         after = after[1:]  # "possessed only by", "used mainly by": the agent after an adverb

@@ -615,6 +615,16 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "이 RFC는 영구적인 소속처로 '런칭 패드'팀을 확립합니다.",
             "changed polarity direction",
         ),
+        (  # English: a noun in -ly before the verb is no adverb after an auxiliary
+            "The supply increases every year in most markets.",
+            "The supply increased every year in most markets.",
+            "changed tense",
+        ),
+        (
+            "Our assembly approves the budget each spring.",
+            "Our assembly approved the budget each spring.",
+            "changed tense",
+        ),
     ],
 )
 def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None:
