@@ -625,6 +625,26 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "Our assembly approved the budget each spring.",
             "changed tense",
         ),
+        (  # Korean: an ongoing action made a plain present is still a change
+            "위원회는 현재 이 제안을 검토하고 있습니다.",
+            "위원회는 현재 이 제안을 검토합니다.",
+            "changed tense",
+        ),
+        (  # English: 'prevents X from' made 'lets X': a negation dropped
+            "This prevents attackers from taking over specific slots.",
+            "This lets attackers take over specific slots.",
+            "changed polarity negation",
+        ),
+        (  # Japanese: the two trainings swapped across 後, each with its verb
+            "事前学習を行った後に事後学習を施したモデルも含みます\u3002",
+            "事後学習を行った後に事前学習を施したモデルも含みます\u3002",
+            "swapped words",
+        ),
+        (  # Japanese: こともある/ことがある dropped is a hedge dropped
+            "今後の機能追加は予告なく変更されることがあります\u3002",
+            "今後の機能追加は予告なく変更されます\u3002",
+            "changed polarity hedge",
+        ),
     ],
 )
 def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None:
@@ -1083,6 +1103,63 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
             "Although this report focuses primarily on gaming, it is worth noting that these AI"
             " enhancements also speed up creative workloads, which makes the series a"
             " versatile option for AI research.",
+        ),
+        (  # Korean: a present made ongoing (않는 -> 못하고 있는) says the same (sets 17 to 20)
+            "심의회는 명확한 주인의식의 부재로 인해 완수되지 않는 작업을 식별하여 추적합니다.",
+            "심의회는 명확한 주인의식이 없어 완수되지 못하고 있는 작업을 찾아내 추적합니다.",
+        ),
+        (  # English: after a noun, 'that' opens a relative clause: 'address' a verb (set 21)
+            "In 2025, best practices have evolved, focusing on scalable solutions that address "
+            "both front-end and back-end bottlenecks.",
+            "In 2025, best practices have evolved toward scalable solutions that tackle both "
+            "front-end and back-end bottlenecks.",
+        ),
+        (  # English: 'capable of' is the ability 'can' said another way (sets 17, 18)
+            "Future research must focus on developing QEC methods that can minimize the qubit "
+            "overhead.",
+            "Future research must concentrate on developing QEC methods capable of minimizing the "
+            "qubit overhead.",
+        ),
+        (  # English: 'can be found in' says where a thing is, no possibility (set 20)
+            "The safety and liveness proofs can be found in the Combining GHOST and Casper paper.",
+            "The safety and liveness proofs are available in the Combining GHOST and Casper paper.",
+        ),
+        (  # English: 'prevents X from' says 'X cannot' (set 20)
+            "This ensures that attackers with a small portion of total stake cannot take over "
+            "specific slots.",
+            "This prevents attackers with a small portion of total stake from taking over "
+            "specific slots.",
+        ),
+        (  # Japanese: こともある is the hedge ことがある; とは限らず is とは限りません (set 21)
+            "これらの情報は予告なく変更されることがあり\u3001また最新の情報を常に提供できるとは限りません\u3002",
+            "これらの情報は常に最新のものを提供できるとは限らず\u3001予告なく変更されることもあります\u3002",
+        ),
+        (  # Japanese: 同じ added says what the block implied (sets 6 to 21)
+            "このREADMEの内容は\u3001Web版でより見やすい形式でご覧いただけます\u3002",
+            "Web版では\u3001このREADMEと同じ内容をより見やすい形式でご覧いただけます\u3002",
+        ),
+        (  # Chinese: 两方面 counts the two items before it, jieba's verb 开销 the last
+            "MHGPO变体比MAPPO收敛更快\uff0cRR在性能和计算开销上表现最佳\u3002",
+            "相较于MAPPO\uff0cMHGPO的各个变体收敛得更快\uff1b"
+            "而在性能与计算开销两方面\uff0cRR的表现最为出色\u3002",
+        ),
+        (  # Chinese: the clause check's run is found across its punctuation (对此\uff0c该框架)
+            "MAS构建涉及节点角色生成和连接决策的双重决策\u3002通过联合概率采样机制解决高维组合空间的收敛问题\u3002",
+            "MAS构建涉及节点角色生成与连接决策的双重决策\uff0c对此\uff0c该框架通过联合概率采样机制来解决高维组合空间中的收敛问题\u3002",
+        ),
+        (  # Korean: 계속해서 is the frequency of 지속적으로 (set 21)
+            "심의회는 커뮤니티가 기대하는 바를 지속적으로 충족하고 있음을 공개적으로"
+            " 다루어야 합니다.",
+            "심의회는 커뮤니티의 기대를 계속해서 충족하고 있다는 점을 공개적으로 다뤄야 합니다.",
+        ),
+        (  # Korean: 경우에 따라 is 일부 상황에서는 said another way (sets 6 to 21)
+            "일부 상황에서는 명확한 책임자가 없는 사안에 대해 결정을 내릴 수 있습니다.",
+            "경우에 따라 심의회는 명확한 책임자가 없는 사안에 대해 결정을 내릴 수도 있습니다.",
+        ),
+        (  # Japanese: a verb and its object before 後: the object is what came first (set 21)
+            "※継続事前学習後に事後学習\uff08SFT, DPO, RLなど\uff09を行ったモデルも含みます",
+            "※継続事前学習を行った後に\u3001さらに事後学習\uff08SFT, DPO, RLなど\uff09"
+            "を施したモデルもここに含めています",
         ),
     ],
 )

@@ -33,6 +33,7 @@ _BASE = {"VERB": "VB", "AUX": "VB", "NOUN": "NN", "ADJ": "JJ", "ADV": "RB"}
 _VERB_AFTER = frozenset({"to", "not", "will", "would", "can", "could", "may", "might", "should",
                          "must"})  # fmt: skip
 _MODALS = frozenset({"can", "could", "will", "would", "shall", "should", "may", "might", "must"})
+_RELATIVES = frozenset({"that", "which"})
 _PUNCT = frozenset(".,;:!?()[]{}\"'-\u2013\u2014\u2026/")
 _SENTENCE_END = frozenset(".!?:;")
 
@@ -49,10 +50,12 @@ def closed_class() -> dict[str, str]:
 
 
 def _order(low: str, found: dict[str, tuple[str, ...]], prev: Token | None, before2: str,
-           next_is_noun: bool) -> list[str]:  # fmt: skip
-    """The parts of speech to try for an open-class word, most likely first, by its context."""
+           next_is_noun: bool, *, relative: bool = False) -> list[str]:  # fmt: skip
+    """The parts of speech to try for an open-class word, most likely first, by its context
+    (``relative``: the word follows a relative pronoun, ``solutions that address``)."""
     before, lemma = (prev.pos, prev.lemma) if prev else ("", "")
     rules = (
+        (relative and "VERB" in found, ("VERB", "NOUN", "ADJ", "ADV")),
         (low.endswith("ly") and "ADV" in found, ("ADV", "ADJ", "VERB", "NOUN")),
         (
             before in ("DET", "ADJ", "NUM") or lemma in ("of", "for", "with"),
@@ -119,7 +122,15 @@ class _English:
             return Token(word, lemma, "PROPN" if proper else "NOUN", "NNP" if proper else "", start)
         next_is_noun = bool(nxt) and nxt not in closed and "NOUN" in self.lemmas(nxt)
         before2 = tokens[-2].lemma if len(tokens) > 1 else ""
-        for pos in (*_order(low, found, prev, before2, next_is_noun), *found):
+        # "solutions that address both": after a noun, "that" or "which" opens a relative
+        # clause, and a word that can be a verb is its verb, not a noun ("that address")
+        relative = (
+            prev is not None
+            and prev.lemma in _RELATIVES
+            and len(tokens) > 1
+            and tokens[-2].pos in ("NOUN", "PROPN")
+        )
+        for pos in (*_order(low, found, prev, before2, next_is_noun, relative=relative), *found):
             if pos in found:
                 lemma = found[pos][0]
                 return Token(word, lemma, pos, self.penn(low, lemma, pos), start)

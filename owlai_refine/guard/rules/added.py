@@ -15,6 +15,7 @@ content words are mostly the block's is text moved with a word or two added, not
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from owlai_refine.guard.analysis import Token
@@ -72,13 +73,15 @@ def confirmed(pair: Pair, reason: Reason) -> bool:
     :attr:`~owlai_refine.guard.reasons.Reason.added`) holds fewer than two content words new
     to the block, as jieba cuts them: ``对角色、Prompt和工具进行联合优化`` for ``共同优化角色``
     adds 进行 (a light verb) and 联合 (共同 said again), no clause; one new word in the noun
-    phrase of a preposition is one (根据任务复杂度: a condition brought in). True where the run
-    cannot be found in the reply's prose (the reason stands)."""
+    phrase of a preposition is one (根据任务复杂度: a condition brought in). The run is found
+    in the reply's prose whatever punctuation stands between its characters (the clause
+    check leaves it out: 对此该框架, where the reply has a comma after 对此); True where it
+    cannot be found (the reason stands)."""
     run = reason.added[0] if reason.added else ""
-    start = pair.reply_prose.find(run) if run else -1
-    if pair.label != "zh" or start < 0:
+    found = re.search(r"\W*".join(map(re.escape, run)), pair.reply_prose) if run else None
+    if pair.label != "zh" or found is None:
         return True
-    end = start + len(run)
+    start, end = found.span()
     inside = [t for t in pair.new.words if start <= t.start < end]
     new = _new(inside, _block_words(pair), pair)
     return len(new) >= 2 or _framed(inside, new)

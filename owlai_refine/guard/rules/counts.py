@@ -26,8 +26,9 @@ _BOUNDARY = frozenset({"ADP", "ADV", "PRON", "PART", "AUX"})
 def list_before(tokens: tuple[Token, ...], i: int) -> int:
     """How many items the enumeration that ends right before ``tokens[i]`` has (1 if there is
     none): items joined by :data:`_JOINS`, read back to a clause's end, a preposition, a
-    pronoun or an adverb, or a verb that is no item (no join next to it); what stands in
-    parentheses is part of its item."""
+    pronoun or an adverb, or a verb that is no item (no join next to it; the word right
+    before ``tokens[i]`` is the last item whatever its tag: 性能与计算开销两方面, jieba's 开销
+    a verb); what stands in parentheses is part of its item."""
     items, depth = 1, 0
     for k in range(i - 1, -1, -1):
         t = tokens[k]
@@ -44,7 +45,7 @@ def list_before(tokens: tuple[Token, ...], i: int) -> int:
         if t.text in _JOINS:
             items += 1
             continue
-        if t.pos == "VERB":
+        if t.pos == "VERB" and k < i - 1:
             before = tokens[k - 1].text if k > 0 else ""
             after = tokens[k + 1].text if k + 1 < len(tokens) else ""
             if before not in _JOINS and after not in _JOINS:

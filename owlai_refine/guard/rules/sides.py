@@ -102,7 +102,8 @@ class _Comparison:
 def _standard(sentence: list[Token], i: int, language: str, follows: bool) -> list[Token]:
     """The content words of the standard of the pivot ``sentence[i]``; none for a contrast
     or a quantity (``rather than``, ``more than 23,000``). A standard before its pivot reads
-    over a parenthesised part (``事後学習 (SFT, DPO) の後に``)."""
+    over a parenthesised part (``事後学習 (SFT, DPO) の後に``); where it is a verb and its
+    object, the object is the standard (``継続事前学習を行った後に``: 継続事前学習)."""
     if follows:
         return _standard_after(sentence, i, language)
     out: list[Token] = []
@@ -113,7 +114,12 @@ def _standard(sentence: list[Token], i: int, language: str, follows: bool) -> li
         if depth:
             depth -= t.text in ("(", "\uff08")
             continue
-        if t.punct or (out and t.pos in ("ADP", "PART") and t.lemma not in ("의", "の")):
+        if t.punct:
+            break
+        if out and t.pos in ("ADP", "PART") and t.lemma not in ("의", "の"):
+            if t.lemma in _OBJECT and all(w.pos == "VERB" for w in out):
+                out.clear()  # 継続事前学習を行った後: the verb's object is what came first
+                continue
             break  # the standard starts after the particle that ends the phrase before it
         if t.content:
             out.append(t)
@@ -122,6 +128,9 @@ def _standard(sentence: list[Token], i: int, language: str, follows: bool) -> li
     return out
 
 
+_OBJECT = frozenset({"を", "が", "을", "를", "이", "가"})
+"""The case particles of a verb's object or subject: before a verb that ends a standard,
+what stands before them is the standard (``継続事前学習を行った後``, ``검토를 마친 후``)."""
 _NOMINAL = frozenset({"NOUN", "PROPN", "NUM", "ADJ"})
 
 
