@@ -645,6 +645,24 @@ def test_the_three_real_replies_of_the_issue_are_refused() -> None:
             "今後の機能追加は予告なく変更されます\u3002",
             "changed polarity hedge",
         ),
+        (  # Korean: the council's members gone, their audit handed to the moderators (set 21)
+            "조건부 중재자는 중재팀과 협업할 수 있습니다. 심의회 위원은 감사를 시작할 수 있으나"
+            " 심의회는 비공개 정보를 볼 수 없습니다.",
+            "조건부 중재자는 중재팀과 협업할 수 있으며, 감사를 시작할 수도 있습니다. 다만"
+            " 심의회는 비공개 정보를 볼 수 없습니다.",
+            "lost subject",
+        ),
+        (  # Korean: sufficient time made some time (충분한 -> 어느 정도의) (set 21)
+            "대표자로 하여금 제안 사항을 고려할 충분한 시간을 허용합니다.",
+            "대표자에게 제안 사항을 고려할 어느 정도의 시간을 허용합니다.",
+            "changed degree",
+        ),
+        (  # Korean: a clause added whose predicate is a noun and 되다 (반영됩니다) (set 21)
+            "특히 팀 리더는 자신의 팀과 하위 팀의 피드백을 요청해야 합니다.",
+            "특히 팀 리더는 자신의 팀과 하위 팀의 피드백을 요청해야 하며, 이 피드백은 최종"
+            " 결정에 반영됩니다.",
+            "added clause",
+        ),
     ],
 )
 def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None:
@@ -1160,6 +1178,19 @@ def test_a_meaning_change_is_refused(block: str, reply: str, group: str) -> None
             "※継続事前学習後に事後学習\uff08SFT, DPO, RLなど\uff09を行ったモデルも含みます",
             "※継続事前学習を行った後に\u3001さらに事後学習\uff08SFT, DPO, RLなど\uff09"
             "を施したモデルもここに含めています",
+        ),
+        (  # Korean: one subject said once when two sentences merge is no subject lost
+            "심의회는 명확한 책임자가 없는 작업을 식별합니다. 심의회는 이러한 작업을"
+            " 팀에게 위임합니다.",
+            "심의회는 명확한 책임자가 없는 작업을 찾아내 팀에 위임합니다.",
+        ),
+        (  # Korean: 일화가 있습니다 says a thing is, not what it does (no actor lost)
+            "과거에 중심팀에서 중요한 업무를 팀 내부에서 수행하려는 시도를 한 일화가 있습니다.",
+            "과거 중심팀이 중요한 업무를 팀 내부에서 수행하려 했던 사례가 있습니다.",
+        ),
+        (  # Korean: 당사 -> 저희, the writer named another way
+            "당사는 제시된 거버넌스 구조와 정책을 다른 언어로 번역하는 과정을 시작했습니다.",
+            "저희는 제시된 거버넌스 구조와 정책을 다른 언어로 번역하는 작업을 시작했습니다.",
         ),
     ],
 )

@@ -40,6 +40,9 @@ rule                       gate       refuses
                                       that kind: 중심팀 -> 중재팀)
 ``named_elsewhere``        meaning    a noun replaced by another thing the block names (a claim
                                       moved: 중재팀 -> 심의회)
+``lost_subject``           meaning    a Korean or Japanese topic or subject noun written nowhere
+                                      while the verb it governed stays (an act handed to
+                                      another: 심의회 위원은 감사를 시작할 수 -> 감사를 시작할 수도)
 ``claims``                 meaning    a predicate adjective dropped (English)
 ``qualifiers``             meaning    an attribute dropped with its 的 (Chinese)
 ``quotations``             meaning    a phrase in quotation marks said in other words
@@ -74,6 +77,7 @@ from owlai_refine.guard.rules.qualifiers import qualifier_reasons
 from owlai_refine.guard.rules.quotes import quotation_reasons
 from owlai_refine.guard.rules.roles import role_reasons
 from owlai_refine.guard.rules.sides import sides_reasons
+from owlai_refine.guard.rules.subjects import lost_subject_reasons
 from owlai_refine.guard.rules.words import (
     antonym_reasons,
     modifier_reasons,
@@ -211,6 +215,7 @@ RULES: tuple[Rule, ...] = (
     Rule("antonyms", _pair_only(antonym_reasons)),
     Rule("modifiers", _pair_only(modifier_reasons)),
     Rule("named_elsewhere", _pair_only(named_elsewhere_reasons)),
+    Rule("lost_subject", _pair_only(lost_subject_reasons)),
     Rule("claims", _pair_only(claim_reasons)),
     Rule("qualifiers", _pair_only(qualifier_reasons)),
     Rule("quotations", _pair_only(quotation_reasons)),

@@ -2,8 +2,9 @@
 
 Pure code, over the pair's edits (``guard.edits``). An edit that replaces no content word of
 the block and brings in at least :data:`MIN_NEW` content words (nouns, verbs, adjectives) whose
-lemmas the block has nowhere, one of them a verb or an adjective, says something the block did
-not: a result (``...확립하여 프로젝트 운영의 투명성을 높입니다``), a cause, an evaluation
+lemmas the block has nowhere, one of them a verb or an adjective (or a noun its suffix makes
+one: Korean 반영되다, Japanese 収集する), says something the block did not: a result
+(``...확립하여 프로젝트 운영의 투명성을 높입니다``), a cause, an evaluation
 (``从而显著提升了最终答案的准确率``): ``added clause "프로젝트 운영의 투명성을 높이"``. A copy
 edit inserts connectives, particles and words of the block said again; a rewording replaces
 words (an edit with the block's words on its other side), and is judged by the other rules.
@@ -67,6 +68,23 @@ def _new(tokens: Iterable[Token], block: set[str], pair: Pair) -> list[Token]:
     ]
 
 
+_VERB_SUFFIXES = frozenset({"XSV", "XSA"})
+"""Kiwi's verb- and adjective-making suffixes (반영 + 되다, 충분 + 하다)."""
+_VERB_MAKERS = frozenset({"為る", "致す", "出来る"})
+"""UniDic's lemmas of the light verbs that make a noun a Japanese verb (収集 + する)."""
+
+
+def _predicate(word: Token, pair: Pair) -> bool:
+    """True if the reply's ``word`` is a verb or an adjective, or a noun made one by the
+    suffix or light verb right after it (Korean 반영되다, Japanese 収集する)."""
+    if word.pos in _PREDICATE:
+        return True
+    tokens = pair.new.tokens
+    at = next((i for i, t in enumerate(tokens) if t is word), -1)
+    nxt = tokens[at + 1] if 0 <= at < len(tokens) - 1 else None
+    return nxt is not None and (nxt.tag in _VERB_SUFFIXES or nxt.lemma in _VERB_MAKERS)
+
+
 def confirmed(pair: Pair, reason: Reason) -> bool:
     """False if the Chinese run of an ``added clause`` reason of the surface clause check
     (``guard.clauses``, which weighs characters; the run is the reason's
@@ -113,7 +131,7 @@ def added_clause_reasons(pair: Pair) -> list[Reason]:
         if (
             len(new) >= MIN_NEW
             and 2 * len(new) >= len(said)
-            and any(t.pos in _PREDICATE for t in new)
+            and any(_predicate(t, pair) for t in new)
         ):
             shown = pair.reply_prose[new[0].start : new[-1].start + len(new[-1].text)]
             return [Reason("added clause", f'"{" ".join(shown.split())}"')]
